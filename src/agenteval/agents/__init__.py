@@ -1,0 +1,1 @@
+"""Ways to call an agent under test (SPEC §3)."""

@@ -1,0 +1,81 @@
+"""What every agent adapter implements, and what it reports back to the runner.
+
+The runner owns the clock, the timeout and the trial; an adapter only talks to the agent.
+It is handed a :class:`Recorder` for the trial, to which the HTTP layer adds every retry,
+the time spent inside requests and token usage *as they happen*, so that a trial that
+times out or fails still carries what was observed before it stopped.
+
+An adapter returns an :class:`AgentOutput` or raises :class:`AgentFailure` with a cause
+from :data:`agenteval.trial.FAILURE_CAUSES`. Any other exception is classified by the
+runner as ``agent_error``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agenteval.case import Case
+from agenteval.trial import Retry, ToolCall, Usage
+
+
+class AgentFailure(Exception):
+    """The agent did not answer, for a known cause (timeout, rate_limited, http_error...)."""
+
+    def __init__(self, cause: str, message: str) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.message = message
+
+
+@dataclass(slots=True)
+class Recorder:
+    """Observations collected while one trial runs (filled by adapters and the HTTP layer)."""
+
+    retries: list[Retry] = field(default_factory=list)
+    usage: list[Usage] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    messages: list[dict[str, Any]] | None = None
+    active_s: float = 0.0
+
+    def add_usage(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
+        """Add tokens for a model, merging with what that model already used."""
+        for u in self.usage:
+            if u.model == model:
+                u.input_tokens += input_tokens
+                u.output_tokens += output_tokens
+                return
+        self.usage.append(
+            Usage(model=model, input_tokens=input_tokens, output_tokens=output_tokens)
+        )
+
+
+@dataclass(slots=True)
+class AgentOutput:
+    """What an adapter returns when the agent answered."""
+
+    output: str | None
+    tool_calls: list[ToolCall] | None = None  # None: keep what the Recorder collected
+    tools: list[dict[str, Any]] | None = None  # the tool definitions offered, when known
+    messages: list[dict[str, Any]] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Agent(Protocol):
+    """An agent under test."""
+
+    def describe(self) -> dict[str, Any]:
+        """What goes in ``run.json`` under ``agent``: kind, target, model... never a secret."""
+        ...
+
+    async def start(self) -> None:
+        """Open connections etc. Called once before the first trial."""
+        ...
+
+    async def close(self) -> None:
+        """Release what ``start`` opened. Called once after the last trial."""
+        ...
+
+    async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
+        """Attempt one case. Raise AgentFailure for a known cause."""
+        ...

@@ -1,0 +1,191 @@
+"""Case: one row of a dataset (SPEC §2.1).
+
+A case says what is asked of the agent and what a good answer looks like. Fields that
+agenteval does not know are kept in ``metadata`` rather than rejected, so that datasets
+written for other tools load unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agenteval.tooldefs import normalize_tool_defs
+
+Message = dict[str, Any]
+"""One chat message: ``{"role": ..., "content": ...}`` (plus any OpenAI message fields)."""
+
+KNOWN_FIELDS = frozenset(
+    {
+        "id",
+        "input",
+        "expected",
+        "expected_tools",
+        "expected_trajectory",
+        "max_tool_calls",
+        "relevant_docs",
+        "must_not_contain",
+        "canary",
+        "context",
+        "notes",
+        "tags",
+        "tools",
+        "metadata",
+    }
+)
+
+
+def _str_list(value: Any, what: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
+        raise ValueError(f"must be a {what} or a list of them")
+    return [str(v) for v in value]
+
+
+class Case(BaseModel):
+    """One case of a dataset. Only ``id`` and ``input`` are required."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Unique within the dataset.")
+    input: str | list[Message] = Field(
+        description="What is asked of the agent: a string, or a list of chat messages."
+    )
+    expected: str | float | int | None = Field(
+        default=None, description="The expected answer (exact_match, correctness rubric)."
+    )
+    expected_tools: dict[str, int] | None = Field(
+        default=None,
+        description=(
+            "Tools the case needs: a list of names (a name repeated = needed that many times)"
+            " or {name: count}. Stored as {name: count}."
+        ),
+    )
+    expected_trajectory: list[str] | None = Field(
+        default=None, description="Tool names in the order they must be called."
+    )
+    max_tool_calls: int | None = Field(
+        default=None, ge=0, description="Tool calls a good agent needs (step_efficiency)."
+    )
+    relevant_docs: list[str] | None = Field(
+        default=None, description="Document ids a search must return (retrieval_recall)."
+    )
+    must_not_contain: list[str] | None = Field(
+        default=None, description="Text that must never appear in the answer."
+    )
+    canary: list[str] | None = Field(
+        default=None,
+        description="Values reachable only through a tool; all must appear in the answer.",
+    )
+    context: str | None = Field(default=None, description="A passage sent in the prompt.")
+    notes: str | None = Field(default=None, description="Extra guidance for the judge.")
+    tags: list[str] = Field(default_factory=list, description="Labels for slicing reports.")
+    tools: list[dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            "Tool definitions offered to the agent (OpenAI function format or the bare inner"
+            " object); stored as bare {name, description, parameters}."
+        ),
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Every field agenteval does not know, kept as is."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_unknown(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError(f"a case must be an object, got {type(data).__name__}")
+        unknown = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
+        if not unknown:
+            return data
+        known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
+        meta = dict(known.get("metadata") or {})
+        meta.update(unknown)
+        known["metadata"] = meta
+        return known
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, v: Any) -> str:
+        if isinstance(v, bool) or not isinstance(v, str | int):
+            raise ValueError("must be a string")
+        s = str(v)
+        if not s.strip():
+            raise ValueError("must not be empty")
+        return s
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _input(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return v
+        if isinstance(v, list) and v:
+            for i, m in enumerate(v):
+                if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+                    raise ValueError(f"message {i} must be an object with a string 'role'")
+            return v
+        raise ValueError("must be a string or a non-empty list of chat messages")
+
+    @field_validator("expected", mode="before")
+    @classmethod
+    def _expected(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("must be a string or a number")
+        return v
+
+    @field_validator("expected_tools", mode="before")
+    @classmethod
+    def _expected_tools(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        if isinstance(v, list) and all(isinstance(n, str) for n in v):
+            return dict(Counter(v))
+        if isinstance(v, dict) and all(
+            isinstance(k, str) and isinstance(c, int) and not isinstance(c, bool) and c >= 0
+            for k, c in v.items()
+        ):
+            return v
+        raise ValueError("must be a list of tool names or {name: count} with counts >= 0")
+
+    @field_validator("expected_trajectory", "relevant_docs", "tags", mode="before")
+    @classmethod
+    def _names(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if not isinstance(v, list) or not all(isinstance(n, str | int) for n in v):
+            raise ValueError("must be a list of strings")
+        return [str(n) for n in v]
+
+    @field_validator("must_not_contain", "canary", mode="before")
+    @classmethod
+    def _texts(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        return _str_list(v, "string")
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        if not isinstance(v, list):
+            raise ValueError("must be a list of tool definitions")
+        return normalize_tool_defs(v)
+
+    @property
+    def needed_tools(self) -> dict[str, int]:
+        """``expected_tools`` as {name: count}; empty when the case names none."""
+        return dict(self.expected_tools or {})
+
+    def input_text(self) -> str:
+        """The input as plain text: the string, or the last user message's content."""
+        if isinstance(self.input, str):
+            return self.input
+        for m in reversed(self.input):
+            if m.get("role") == "user" and isinstance(m.get("content"), str):
+                return str(m["content"])
+        return str(self.input[-1].get("content") or "")

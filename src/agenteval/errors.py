@@ -1,0 +1,59 @@
+"""Errors agenteval reports to its user, and the exit codes they map to.
+
+Every problem with what the user gave us (a dataset, a trial file, a run directory, a
+price table, a command-line argument) is an :class:`InputError`. The CLI prints its one-line
+message and exits with :data:`EXIT_INPUT`; it never shows a traceback for one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXIT_OK = 0
+"""Success (for ``gate``: the candidate may ship)."""
+EXIT_BLOCKED = 1
+"""``gate`` only: the candidate must not ship."""
+EXIT_INPUT = 2
+"""Unusable input: bad dataset, trial file, run directory, config or arguments."""
+EXIT_INTERRUPTED = 130
+"""Interrupted with Ctrl-C; what was finished is kept and summarised."""
+
+
+class AgentEvalError(Exception):
+    """Base class of the errors agenteval raises on purpose."""
+
+    exit_code: int = EXIT_INPUT
+
+
+class InputError(AgentEvalError):
+    """Something the user gave us is unusable.
+
+    The message names where the problem is, as precisely as known:
+    ``data/cases.jsonl:12: field 'expected_tools': must be a list of names or {name: count}``.
+    """
+
+    exit_code = EXIT_INPUT
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.field = field
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = self.file if self.line is None else f"{self.file}:{self.line}"
+            where += ": "
+        elif self.line is not None:
+            where = f"line {self.line}: "
+        field = f"field '{self.field}': " if self.field else ""
+        return f"{where}{field}{self.message}"

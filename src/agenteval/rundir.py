@@ -1,0 +1,255 @@
+"""The run directory: ``run.json`` + ``cases.jsonl`` + ``trials.jsonl`` (SPEC §2.4).
+
+- ``run.json`` is the header: format version, run id, kind, times, agenteval version, the
+  agent (secrets removed), the dataset (path and content hash), the scorers, the price
+  table, the settings and, once finished, the summary. It is replaced atomically.
+- ``cases.jsonl`` is a snapshot of the validated cases, so that ``rescore``, ``judge`` and
+  ``report`` never depend on the dataset file still being there unchanged.
+- ``trials.jsonl`` holds one trial per line with its ``scores``; each line is appended and
+  flushed as the trial finishes, so a crash loses nothing but the trials in flight.
+
+Readers accept every format version up to :data:`FORMAT_VERSION`. A torn last line (the
+process died mid-write) is detected: readers skip it, and :meth:`RunWriter.open_resume`
+cuts it off and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agenteval import __version__
+from agenteval.case import Case
+from agenteval.errors import InputError
+from agenteval.score import Score
+from agenteval.trial import Trial
+
+FORMAT_VERSION = 1
+HEADER = "run.json"
+CASES = "cases.jsonl"
+TRIALS = "trials.jsonl"
+
+RunKind = Literal["run", "score", "rescore", "judge"]
+
+
+class DatasetRef(BaseModel):
+    """Where the cases came from."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str | None = None
+    sha256: str | None = Field(default=None, description="Hash of the validated cases.")
+    cases: int = Field(default=0, description="How many cases.")
+
+
+class RunHeader(BaseModel):
+    """``run.json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format_version: int = FORMAT_VERSION
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    kind: RunKind = "run"
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime | None = None
+    agenteval_version: str = __version__
+    agent: dict[str, Any] | None = Field(default=None, description="Secrets removed.")
+    dataset: DatasetRef = Field(default_factory=DatasetRef)
+    scorers: list[str] = Field(default_factory=list)
+    prices: dict[str, Any] | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    source_run: str | None = Field(default=None, description="For rescore/judge: the input run.")
+    summary: dict[str, Any] | None = None
+
+
+class TrialRecord(Trial):
+    """A trial as stored in a run: the observation plus its scores."""
+
+    model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
+
+    scores: dict[str, Score] = Field(default_factory=dict)
+
+
+def trial_line(trial: Trial, scores: dict[str, Score]) -> str:
+    """Serialise one trial and its scores as a ``trials.jsonl`` line (with newline)."""
+    d = trial.model_dump(mode="json", exclude={"scores"} if isinstance(trial, TrialRecord) else None)
+    d["scores"] = {name: s.to_dict() for name, s in scores.items()}
+    return json.dumps(d, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def parse_trial_line(line: str | bytes, *, file: str, lineno: int) -> TrialRecord:
+    """Parse one stored trial line; raise InputError naming file and line."""
+    try:
+        data = json.loads(line)
+    except ValueError as e:
+        raise InputError(f"not valid JSON ({e})", file=file, line=lineno) from None
+    if not isinstance(data, dict):
+        raise InputError("a trial must be a JSON object", file=file, line=lineno)
+    raw_scores = data.pop("scores", None) or {}
+    try:
+        trial = TrialRecord.model_validate(data)
+        scores = {str(k): Score.from_dict(v) for k, v in raw_scores.items()}
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise InputError(err["msg"], file=file, line=lineno, field=field) from None
+    except (TypeError, ValueError, AttributeError) as e:
+        raise InputError(f"bad score: {e}", file=file, line=lineno, field="scores") from None
+    trial.scores = scores
+    return trial
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_header(run_dir: Path, header: RunHeader) -> None:
+    """Write (or replace, atomically) ``run.json``."""
+    _atomic_write(run_dir / HEADER, header.model_dump_json(indent=2) + "\n")
+
+
+class RunWriter:
+    """Appends trials to a run directory, one flushed line each."""
+
+    def __init__(self, run_dir: Path, header: RunHeader, fh: IO[str]) -> None:
+        self.run_dir = run_dir
+        self.header = header
+        self._fh = fh
+        self.written = 0
+
+    @classmethod
+    def create(cls, run_dir: str | Path, header: RunHeader, *, overwrite: bool = False) -> RunWriter:
+        """Start a new run directory. Refuses to write over an existing run."""
+        d = Path(run_dir)
+        if d.exists() and not d.is_dir():
+            raise InputError("exists and is not a directory", file=d)
+        if (d / HEADER).exists() and not overwrite:
+            raise InputError(
+                "already holds a run; use --resume to continue it or choose another --out",
+                file=d,
+            )
+        d.mkdir(parents=True, exist_ok=True)
+        write_header(d, header)
+        fh = open(d / TRIALS, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        return cls(d, header, fh)
+
+    @classmethod
+    def open_resume(cls, run_dir: str | Path) -> tuple[RunWriter, set[tuple[str, int]], str | None]:
+        """Reopen a run to continue it.
+
+        Returns the writer, the (case_id, repeat) keys already recorded, and a note when a
+        torn last line was cut off (None otherwise).
+        """
+        d = Path(run_dir)
+        header = read_header(d)
+        path = d / TRIALS
+        done: set[tuple[str, int]] = set()
+        note = None
+        good_end = 0
+        if path.exists():
+            with open(path, "rb") as f:
+                lineno = 0
+                for raw in f:
+                    lineno += 1
+                    if not raw.endswith(b"\n"):
+                        note = f"{path}:{lineno}: dropped a torn last line ({len(raw)} bytes)"
+                        break
+                    if raw.strip():
+                        rec = parse_trial_line(raw, file=str(path), lineno=lineno)
+                        done.add(rec.key)
+                    good_end += len(raw)
+            with open(path, "r+b") as f:
+                f.truncate(good_end)
+        fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        w = cls(d, header, fh)
+        w.written = len(done)
+        return w, done, note
+
+    def append(self, trial: Trial, scores: dict[str, Score]) -> None:
+        """Write one trial line and flush it to the OS."""
+        self._fh.write(trial_line(trial, scores))
+        self._fh.flush()
+        self.written += 1
+
+    def finish(self, summary: dict[str, Any] | None) -> None:
+        """Record the summary and the finish time in ``run.json``."""
+        self.header.summary = summary
+        self.header.finished_at = datetime.now(UTC)
+        write_header(self.run_dir, self.header)
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_header(run_dir: str | Path) -> RunHeader:
+    """Read ``run.json``; InputError when the directory is not a readable run."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise InputError("is not a run directory (not found or not a directory)", file=d)
+    path = d / HEADER
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("is not a run directory (no run.json)", file=d) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot be read ({e})", file=path) from None
+    try:
+        header = RunHeader.model_validate_json(text)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise InputError(err["msg"], file=path, field=field) from None
+    if header.format_version > FORMAT_VERSION:
+        raise InputError(
+            f"format version {header.format_version} is newer than this agenteval reads"
+            f" ({FORMAT_VERSION}); upgrade agenteval",
+            file=path,
+            field="format_version",
+        )
+    return header
+
+
+def iter_trials(run_dir: str | Path) -> Iterator[TrialRecord]:
+    """Stream the trials of a run, skipping a torn last line."""
+    path = Path(run_dir) / TRIALS
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise InputError("is not a run directory (no trials.jsonl)", file=path.parent) from None
+    with f:
+        lineno = 0
+        for raw in f:
+            lineno += 1
+            if not raw.endswith(b"\n"):
+                break  # torn last line: the writer died mid-line
+            if raw.strip():
+                yield parse_trial_line(raw, file=str(path), lineno=lineno)
+
+
+def write_cases(run_dir: Path, cases: Iterator[Case] | list[Case]) -> None:
+    """Write the cases snapshot."""
+    with open(run_dir / CASES, "w", encoding="utf-8") as f:
+        for c in cases:
+            f.write(c.model_dump_json(exclude_defaults=True) + "\n")
+
+
+def cases_path(run_dir: str | Path) -> Path:
+    return Path(run_dir) / CASES

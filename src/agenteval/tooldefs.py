@@ -1,0 +1,53 @@
+"""Tool definitions: what the agent was offered, in one canonical shape.
+
+Accepted inputs are the OpenAI function format
+``{"type": "function", "function": {"name", "description", "parameters"}}`` or the bare inner
+object ``{"name", "description", "parameters"}``. Both become the bare inner object, with
+``parameters`` defaulting to an empty-object schema. ``parameters`` is a JSON Schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def normalize_tool_def(raw: Any) -> dict[str, Any]:
+    """Return the bare ``{name, description, parameters}`` form of one tool definition.
+
+    Raises ``ValueError`` (with a message fit for a user) when ``raw`` is not a tool definition.
+    """
+    if not isinstance(raw, dict):
+        raise ValueError(f"a tool definition must be an object, got {type(raw).__name__}")
+    inner = raw
+    if raw.get("type") == "function" or "function" in raw:
+        inner = raw.get("function")
+        if not isinstance(inner, dict):
+            raise ValueError("'function' must be an object with a 'name'")
+    name = inner.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("a tool definition needs a non-empty string 'name'")
+    params = inner.get("parameters", {"type": "object", "properties": {}})
+    if not isinstance(params, dict):
+        raise ValueError(f"tool '{name}': 'parameters' must be a JSON Schema object")
+    out: dict[str, Any] = {"name": name, "parameters": params}
+    desc = inner.get("description")
+    if desc is not None:
+        out["description"] = desc
+    return out
+
+
+def normalize_tool_defs(raw: Iterable[Any]) -> list[dict[str, Any]]:
+    """Normalise a list of tool definitions; names must be unique."""
+    defs = [normalize_tool_def(item) for item in raw]
+    seen: set[str] = set()
+    for d in defs:
+        if d["name"] in seen:
+            raise ValueError(f"tool '{d['name']}' is defined twice")
+        seen.add(d["name"])
+    return defs
+
+
+def as_openai_tools(defs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The OpenAI ``tools`` request field for bare definitions."""
+    return [{"type": "function", "function": d} for d in defs]
