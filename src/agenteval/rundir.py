@@ -79,7 +79,9 @@ class TrialRecord(Trial):
 
 def trial_line(trial: Trial, scores: dict[str, Score]) -> str:
     """Serialise one trial and its scores as a ``trials.jsonl`` line (with newline)."""
-    d = trial.model_dump(mode="json", exclude={"scores"} if isinstance(trial, TrialRecord) else None)
+    d = trial.model_dump(
+        mode="json", exclude={"scores"} if isinstance(trial, TrialRecord) else None
+    )
     d["scores"] = {name: s.to_dict() for name, s in scores.items()}
     return json.dumps(d, ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -115,6 +117,20 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _read_lines_before(path: Path, end: int) -> list[bytes]:
+    with open(path, "rb") as f:
+        return f.read(end).splitlines(keepends=True)
+
+
 def write_header(run_dir: Path, header: RunHeader) -> None:
     """Write (or replace, atomically) ``run.json``."""
     _atomic_write(run_dir / HEADER, header.model_dump_json(indent=2) + "\n")
@@ -130,7 +146,9 @@ class RunWriter:
         self.written = 0
 
     @classmethod
-    def create(cls, run_dir: str | Path, header: RunHeader, *, overwrite: bool = False) -> RunWriter:
+    def create(
+        cls, run_dir: str | Path, header: RunHeader, *, overwrite: bool = False
+    ) -> RunWriter:
         """Start a new run directory. Refuses to write over an existing run."""
         d = Path(run_dir)
         if d.exists() and not d.is_dir():
@@ -146,36 +164,51 @@ class RunWriter:
         return cls(d, header, fh)
 
     @classmethod
-    def open_resume(cls, run_dir: str | Path) -> tuple[RunWriter, set[tuple[str, int]], str | None]:
+    def open_resume(cls, run_dir: str | Path) -> tuple[RunWriter, set[tuple[str, int]], list[str]]:
         """Reopen a run to continue it.
 
-        Returns the writer, the (case_id, repeat) keys already recorded, and a note when a
-        torn last line was cut off (None otherwise).
+        Returns the writer, the (case_id, repeat) keys already recorded, and notes on what
+        was repaired: a torn last line (the process died mid-write) is cut off, and trials
+        that were cancelled by an interrupt are dropped so that they run again.
         """
         d = Path(run_dir)
         header = read_header(d)
         path = d / TRIALS
         done: set[tuple[str, int]] = set()
-        note = None
+        notes: list[str] = []
+        keep: list[bytes] | None = None  # only built when a cancelled trial must go
+        cancelled = 0
         good_end = 0
         if path.exists():
             with open(path, "rb") as f:
-                lineno = 0
+                lines = 0
                 for raw in f:
-                    lineno += 1
+                    lines += 1
                     if not raw.endswith(b"\n"):
-                        note = f"{path}:{lineno}: dropped a torn last line ({len(raw)} bytes)"
+                        notes.append(f"{path}:{lines}: dropped a torn last line ({len(raw)} bytes)")
                         break
-                    if raw.strip():
-                        rec = parse_trial_line(raw, file=str(path), lineno=lineno)
-                        done.add(rec.key)
                     good_end += len(raw)
-            with open(path, "r+b") as f:
-                f.truncate(good_end)
+                    if not raw.strip():
+                        continue
+                    rec = parse_trial_line(raw, file=str(path), lineno=lines)
+                    if rec.failure is not None and rec.failure.cause == "cancelled":
+                        if keep is None:
+                            keep = _read_lines_before(path, good_end - len(raw))
+                        cancelled += 1
+                        continue
+                    if keep is not None:
+                        keep.append(raw)
+                    done.add(rec.key)
+            if keep is not None:
+                notes.append(f"{cancelled} cancelled trial(s) will run again")
+                _atomic_write_bytes(path, b"".join(keep))
+            else:
+                with open(path, "r+b") as f:
+                    f.truncate(good_end)
         fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         w = cls(d, header, fh)
         w.written = len(done)
-        return w, done, note
+        return w, done, notes
 
     def append(self, trial: Trial, scores: dict[str, Score]) -> None:
         """Write one trial line and flush it to the OS."""
@@ -235,9 +268,7 @@ def iter_trials(run_dir: str | Path) -> Iterator[TrialRecord]:
     except FileNotFoundError:
         raise InputError("is not a run directory (no trials.jsonl)", file=path.parent) from None
     with f:
-        lineno = 0
-        for raw in f:
-            lineno += 1
+        for lineno, raw in enumerate(f, 1):
             if not raw.endswith(b"\n"):
                 break  # torn last line: the writer died mid-line
             if raw.strip():

@@ -1,0 +1,124 @@
+"""Pieces shared by the commands that write a run (run, score, rescore, judge)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agenteval._imports import load_callable
+from agenteval.errors import InputError
+from agenteval.rundir import RunWriter
+from agenteval.score import ScorerFn
+from agenteval.scorers import builtin_scorers
+from agenteval.scoring import Scorers
+from agenteval.tooldefs import normalize_tool_defs
+
+
+def add_scorer_args(p: argparse.ArgumentParser) -> None:
+    """--scorer, --no-builtin-scorers, --tools, --pii-kinds."""
+    g = p.add_argument_group("scoring")
+    g.add_argument(
+        "--scorer",
+        action="append",
+        default=[],
+        metavar="MODULE:FN",
+        help="a custom scorer fn(case, trial) (repeatable)",
+    )
+    g.add_argument(
+        "--no-builtin-scorers",
+        action="store_true",
+        help="run only the --scorer ones (default: every built-in deterministic scorer too)",
+    )
+    g.add_argument(
+        "--tools",
+        dest="suite_tools",
+        metavar="FILE",
+        help="JSON/YAML list of tool definitions for tool_arguments_valid (when neither the"
+        " trial nor the case has them)",
+    )
+    g.add_argument(
+        "--pii-kinds",
+        metavar="K1,K2",
+        help="kinds pii_leakage looks for (default: all: email,phone,card,national_id,ip)",
+    )
+
+
+def load_tool_file(path: str) -> list[dict[str, Any]]:
+    """Read a list of tool definitions from JSON or YAML."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot be read ({e})", file=path) from None
+    try:
+        data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as e:
+        raise InputError(f"not valid JSON/YAML ({e})".replace("\n", " "), file=path) from None
+    if isinstance(data, dict) and "tools" in data:
+        data = data["tools"]
+    if not isinstance(data, list):
+        raise InputError("must hold a list of tool definitions", file=path)
+    try:
+        return normalize_tool_defs(data)
+    except ValueError as e:
+        raise InputError(str(e), file=path) from None
+
+
+def build_scorers(args: argparse.Namespace, extra: list[ScorerFn] | None = None) -> Scorers:
+    """The scorers a command runs: built-ins (unless disabled) + --scorer + extra."""
+    fns: list[ScorerFn] = []
+    if not getattr(args, "no_builtin_scorers", False):
+        suite_tools = load_tool_file(args.suite_tools) if args.suite_tools else None
+        kinds = [k.strip() for k in args.pii_kinds.split(",")] if args.pii_kinds else None
+        try:
+            fns.extend(builtin_scorers(suite_tools=suite_tools, pii_kinds=kinds))
+        except ValueError as e:
+            raise InputError(str(e), field="--pii-kinds") from None
+    for target in args.scorer:
+        fns.append(load_callable(target, what="scorer", option="--scorer"))
+    fns.extend(extra or [])
+    return Scorers(fns)
+
+
+def console_for(args: argparse.Namespace) -> Console:
+    """Where summaries go: stdout; plain (no colour, no live display) when not a terminal."""
+    quiet = bool(getattr(args, "quiet", False))
+    ci = bool(os.environ.get("CI"))
+    return Console(
+        file=sys.stdout,
+        highlight=False,
+        soft_wrap=False,
+        force_terminal=None if not (quiet or ci) else False,
+        width=None if sys.stdout.isatty() else 120,
+    )
+
+
+def finish_run(writer: RunWriter, console: Console, *, show: bool = True) -> dict[str, Any]:
+    """Summarise what the run directory now holds, store it in run.json and print it."""
+    from agenteval.report import render_terminal, summarize
+
+    summary = summarize(writer.run_dir)
+    data = summary.model_dump(mode="json")
+    writer.finish(data)
+    if show:
+        render_terminal(summary, console)
+        console.print(f"run written to {writer.run_dir}", markup=False)
+    return data
+
+
+_ANSI = re.compile(
+    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f]"
+)
+
+
+def plain(text: str) -> str:
+    """Text from untrusted sources made safe to print: escape sequences and controls removed."""
+    return _ANSI.sub("", text)
