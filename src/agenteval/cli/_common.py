@@ -37,7 +37,7 @@ def add_scorer_args(p: argparse.ArgumentParser) -> None:
         help="run only the --scorer ones (default: every built-in deterministic scorer too)",
     )
     g.add_argument(
-        "--tools",
+        "--tool-defs",
         dest="suite_tools",
         metavar="FILE",
         help="JSON/YAML list of tool definitions for tool_arguments_valid (when neither the"

@@ -14,29 +14,17 @@ written and the exit code is 130.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import os
-import signal
 import sys
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
 from agenteval.agents.base import Agent
-from agenteval.case import Case
-from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run
-from agenteval.dataset import iter_cases, scan_dataset
+from agenteval.cli._common import add_scorer_args, build_scorers, console_for
 from agenteval.errors import EXIT_INTERRUPTED, InputError
-from agenteval.rundir import RunHeader, RunWriter, read_header, write_cases
-from agenteval.runner import RunProgress, RunSettings, _Control, run_trials, work_items
-from agenteval.trial import Trial
+from agenteval.runner import RunSettings
+from agenteval.session import Session
 
 
 def register(sub: Any) -> None:
@@ -178,8 +166,6 @@ def retry_policy(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out or f"runs/run-{datetime.now(UTC):%Y%m%d-%H%M%S}")
-    ref = scan_dataset(args.dataset)
-    total_cases = min(ref.cases, args.limit) if args.limit else ref.cases
     scorers = build_scorers(args)
     agent = build_agent(args)
     prices = None
@@ -187,155 +173,30 @@ def run(args: argparse.Namespace) -> int:
         from agenteval.pricing import load_prices
 
         prices = load_prices(args.prices).to_dict()
-    settings = RunSettings(
-        concurrency=args.concurrency, timeout_s=args.timeout, repeats=args.repeats
+    session = Session(
+        dataset=Path(args.dataset),
+        agent=agent,
+        scorers=scorers,
+        out=out,
+        settings=RunSettings(
+            concurrency=args.concurrency, timeout_s=args.timeout, repeats=args.repeats
+        ),
+        limit=args.limit,
+        resume=args.resume,
+        prices=prices,
+        extra_settings={
+            "max_retries": args.max_retries,
+            "retry_base_s": args.retry_base,
+            "request_timeout_s": args.request_timeout,
+        },
     )
-    console = console_for(args)
-    done: set[tuple[str, int]] = set()
-    if args.resume:
-        old = read_header(out)
-        if old.dataset.sha256 != ref.sha256:
-            raise InputError(
-                "the dataset changed since this run started; start a new run", file=args.dataset
-            )
-        writer, done, notes = RunWriter.open_resume(out)
-        for note in notes:
-            print(f"agenteval: resume: {note}", file=sys.stderr)
-        print(f"agenteval: resume: {len(done)} trial(s) already recorded", file=sys.stderr)
+    if args.quiet:
+        mode = "none"
+    elif sys.stderr.isatty() and not os.environ.get("CI"):
+        mode = "bar"
     else:
-        header = RunHeader(
-            kind="run",
-            agent=agent.describe(),
-            dataset=ref,
-            scorers=scorers.names,
-            prices=prices,
-            settings={
-                **settings.to_dict(),
-                "limit": args.limit,
-                "max_retries": args.max_retries,
-                "retry_base_s": args.retry_base,
-                "request_timeout_s": args.request_timeout,
-            },
-        )
-        writer = RunWriter.create(out, header)
-        write_cases(out, _limited(iter_cases(args.dataset), args.limit))
-    remaining = total_cases * args.repeats - len(done)
-    items = work_items(_limited(iter_cases(args.dataset), args.limit), args.repeats, done)
-    show_progress = not args.quiet and sys.stderr.isatty() and not os.environ.get("CI")
-    with writer:
-        interrupted = _run_loop(agent, items, settings, scorers, writer, remaining, show_progress)
-        finish_run(writer, console)
-    return EXIT_INTERRUPTED if interrupted else 0
-
-
-def _limited(cases: Iterator[Case], limit: int | None) -> Iterator[Case]:
-    return islice(cases, limit) if limit else cases
-
-
-def _run_loop(
-    agent: Agent,
-    items: Iterator[tuple[Case, int]],
-    settings: RunSettings,
-    scorers: Any,
-    writer: RunWriter,
-    total: int,
-    show_progress: bool,
-) -> bool:
-    """Run the trials on one event loop; return True when interrupted by Ctrl-C."""
-    ctl = _Control()
-    interrupts = 0
-
-    def on_sigint() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        ctl.stop = True
-        if interrupts == 1:
-            print(
-                "\nagenteval: interrupted: finishing trials in flight (Ctrl-C again to"
-                " cancel them)",
-                file=sys.stderr,
-            )
-        else:
-            for t in list(ctl.in_flight):
-                t.cancel()
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on POSIX
-            loop.add_signal_handler(signal.SIGINT, on_sigint)
-        await agent.start()
-        try:
-            with _progress(total, show_progress) as prog:
-                await run_trials(
-                    agent,
-                    items,
-                    settings=settings,
-                    scorers=scorers,
-                    writer=writer,
-                    progress=prog,
-                    control=ctl,
-                )
-        finally:
-            await agent.close()
-
-    _event_loop_run(main())
-    return interrupts > 0
-
-
-def _event_loop_run(coro: Any) -> None:
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(coro)
-        return
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(coro)
-
-
-class _progress:
-    """A rich progress bar on a terminal, else a plain line every 10% or 10 seconds."""
-
-    def __init__(self, total: int, live: bool) -> None:
-        self.total = total
-        self.live = live
-        self.state = RunProgress(on_trial=self._tick)
-        self._bar: Progress | None = None
-        self._task: Any = None
-        self._t0 = time.monotonic()
-        self._next_line = time.monotonic() + 10
-        self._step = max(1, total // 10)
-
-    def __enter__(self) -> RunProgress:
-        if self.live:
-            self._bar = Progress(
-                TextColumn("[bold]trials"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[failed]} failed"),
-                TextColumn("{task.fields[rate]}/s"),
-                TimeRemainingColumn(),
-                console=Console(file=sys.stderr),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("run", total=self.total, failed=0, rate="0.0")
-        return self.state
-
-    def _tick(self, p: RunProgress, trial: Trial) -> None:
-        if self._bar is not None:
-            rate = p.done / max(1e-9, time.monotonic() - self._t0)
-            self._bar.update(self._task, completed=p.done, failed=p.failed, rate=f"{rate:.1f}")
-            return
-        now = time.monotonic()
-        if p.done % self._step == 0 or p.done == self.total or now >= self._next_line:
-            self._next_line = now + 10
-            rate = p.done / max(1e-9, now - self._t0)
-            print(
-                f"agenteval: {p.done}/{self.total} trials, {p.failed} failed, {rate:.1f}/s",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+        mode = "lines"
+    result = session.run(progress=mode, console=console_for(args))
+    for note in result.notes:
+        print(f"agenteval: resume: {note}", file=sys.stderr)
+    return EXIT_INTERRUPTED if result.interrupted else 0

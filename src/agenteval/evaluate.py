@@ -1,0 +1,235 @@
+"""``evaluate()``: the Python entry point, for notebooks, scripts and pytest tests.
+
+    from agenteval import evaluate
+
+    run = evaluate("cases.jsonl", "my_agent:answer", scorers=[my_scorer], concurrency=16)
+    print(run.summary["scorers"]["exact_match"]["mean"])
+
+It writes the same run directory as ``agenteval run`` (a temporary one unless ``out`` is
+given), so everything the CLI does with a run (report, gate, rescore) works on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agenteval.agents.base import Agent
+from agenteval.case import Case
+from agenteval.errors import InputError
+from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
+from agenteval.runner import RunSettings
+from agenteval.score import ScorerFn
+from agenteval.scorers import builtin_scorers as _builtin_scorers
+from agenteval.scoring import Scorers
+from agenteval.session import Session
+
+AgentLike = Agent | str | Callable[..., Any]
+DatasetLike = str | Path | Iterable[Case | dict[str, Any]]
+
+
+class Run:
+    """A finished (or interrupted) run, read back from its directory."""
+
+    def __init__(self, run_dir: Path, *, interrupted: bool = False) -> None:
+        self.run_dir = run_dir
+        self.interrupted = interrupted
+        self.header: RunHeader = read_header(run_dir)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The summary stored in run.json (see docs/reports.md)."""
+        return self.header.summary or {}
+
+    def trials(self) -> Iterator[TrialRecord]:
+        """Stream the recorded trials with their scores."""
+        return iter_trials(self.run_dir)
+
+    def scores(self, name: str) -> list[float | None]:
+        """Every trial's value for one scorer, in file order (None = not applicable)."""
+        return [t.scores[name].value if name in t.scores else None for t in self.trials()]
+
+    def __repr__(self) -> str:
+        return f"Run({str(self.run_dir)!r}, trials={self.summary.get('trials', '?')})"
+
+
+def _as_agent(agent: AgentLike) -> Agent:
+    if all(hasattr(agent, m) for m in ("run", "start", "close", "describe")):
+        return agent  # type: ignore[return-value]
+    from agenteval.agents.python import PythonAgent
+
+    if isinstance(agent, str) or callable(agent):
+        return PythonAgent(agent)
+    raise InputError(f"agent must be an Agent, 'module:function' or a callable, got {agent!r}")
+
+
+def _dataset_path(dataset: DatasetLike, tmp: Path) -> Path:
+    if isinstance(dataset, str | Path):
+        return Path(dataset)
+    path = tmp / "cases.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for item in dataset:
+            row = (
+                item.model_dump(mode="json", exclude_defaults=True)
+                if isinstance(item, Case)
+                else item
+            )
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+async def aevaluate(
+    dataset: DatasetLike,
+    agent: AgentLike,
+    *,
+    scorers: Sequence[ScorerFn] = (),
+    builtin_scorers: bool = True,
+    suite_tools: list[dict[str, Any]] | None = None,
+    out: str | Path | None = None,
+    concurrency: int = 8,
+    repeats: int = 1,
+    timeout: float | None = None,
+    limit: int | None = None,
+    judge: Any | None = None,
+    prices: dict[str, Any] | None = None,
+) -> Run:
+    """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
+    from agenteval.cli._common import finish_run
+    from agenteval.runner import RunProgress, _Control
+
+    session = _session(
+        dataset,
+        agent,
+        scorers,
+        builtin_scorers,
+        suite_tools,
+        out,
+        concurrency,
+        repeats,
+        timeout,
+        limit,
+        judge,
+        prices,
+    )
+    writer, done, _, _ = session.open()
+    with writer:
+        await session.arun(writer, done, RunProgress(), _Control())
+        finish_run(writer, _quiet_console(), show=False)
+    return Run(session.out)
+
+
+def evaluate(
+    dataset: DatasetLike,
+    agent: AgentLike,
+    *,
+    scorers: Sequence[ScorerFn] = (),
+    builtin_scorers: bool = True,
+    suite_tools: list[dict[str, Any]] | None = None,
+    out: str | Path | None = None,
+    concurrency: int = 8,
+    repeats: int = 1,
+    timeout: float | None = None,
+    limit: int | None = None,
+    judge: Any | None = None,
+    prices: dict[str, Any] | None = None,
+) -> Run:
+    """Run ``agent`` over ``dataset``, score every trial, and return the run.
+
+    ``dataset`` is a path (JSONL, JSON, YAML, CSV) or an iterable of Case objects / dicts.
+    ``agent`` is an Agent adapter, a ``"module:function"`` string, or a callable taking the
+    case (sync or async). ``scorers`` are custom scorers run in addition to the built-in
+    deterministic ones (``builtin_scorers=False`` runs only yours). ``out`` is the run
+    directory (a new temporary directory when None). Bad input raises
+    :class:`agenteval.errors.InputError` before the agent is called.
+
+    Safe to call from inside a running event loop (a notebook): the evaluation then runs on
+    its own loop in a helper thread. Use :func:`aevaluate` to stay on your loop.
+    """
+    kwargs = dict(
+        scorers=scorers,
+        builtin_scorers=builtin_scorers,
+        suite_tools=suite_tools,
+        out=out,
+        concurrency=concurrency,
+        repeats=repeats,
+        timeout=timeout,
+        limit=limit,
+        judge=judge,
+        prices=prices,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        session = _session(
+            dataset,
+            agent,
+            scorers,
+            builtin_scorers,
+            suite_tools,
+            out,
+            concurrency,
+            repeats,
+            timeout,
+            limit,
+            judge,
+            prices,
+        )
+        result = session.run()
+        return Run(result.run_dir, interrupted=result.interrupted)
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["run"] = asyncio.run(aevaluate(dataset, agent, **kwargs))  # type: ignore[arg-type]
+        except BaseException as e:  # re-raised in the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=worker, name="agenteval-evaluate")
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["run"]  # type: ignore[no-any-return]
+
+
+def _session(
+    dataset: DatasetLike,
+    agent: AgentLike,
+    scorers: Sequence[ScorerFn],
+    builtin: bool,
+    suite_tools: list[dict[str, Any]] | None,
+    out: str | Path | None,
+    concurrency: int,
+    repeats: int,
+    timeout: float | None,
+    limit: int | None,
+    judge: Any | None,
+    prices: dict[str, Any] | None,
+) -> Session:
+    out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
+    if out is None:
+        out_path = out_path / "run"
+    tmp = Path(tempfile.mkdtemp(prefix="agenteval-cases-"))
+    fns: list[ScorerFn] = list(_builtin_scorers(suite_tools=suite_tools)) if builtin else []
+    fns.extend(scorers)
+    return Session(
+        dataset=_dataset_path(dataset, tmp),
+        agent=_as_agent(agent),
+        scorers=Scorers(fns),
+        out=out_path,
+        settings=RunSettings(concurrency=concurrency, timeout_s=timeout, repeats=repeats),
+        limit=limit,
+        judge=judge,
+        prices=prices,
+    )
+
+
+def _quiet_console() -> Any:
+    from rich.console import Console
+
+    return Console(quiet=True)

@@ -1,0 +1,215 @@
+"""One evaluation, start to finish: validate, open the run, run every trial, summarise.
+
+Shared by ``agenteval run`` and :func:`agenteval.evaluate`, so that both write exactly the
+same run directory. The dataset is validated completely before the agent is called once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from agenteval.agents.base import Agent
+from agenteval.case import Case
+from agenteval.dataset import iter_cases, scan_dataset
+from agenteval.errors import InputError
+from agenteval.rundir import RunHeader, RunWriter, read_header, write_cases
+from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_trials, work_items
+from agenteval.scoring import Scorers
+from agenteval.secrets import redact_mapping
+from agenteval.trial import Trial
+
+
+@dataclass(slots=True)
+class SessionResult:
+    """Where the run is and how it ended."""
+
+    run_dir: Path
+    interrupted: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Session:
+    """Everything one evaluation needs, passed in (no ambient state)."""
+
+    dataset: Path
+    agent: Agent
+    scorers: Scorers
+    out: Path
+    settings: RunSettings = field(default_factory=RunSettings)
+    limit: int | None = None
+    resume: bool = False
+    prices: dict[str, Any] | None = None
+    judge: Any | None = None  # agenteval.judge.Judge: start(), close(), score(), describe()
+    extra_settings: dict[str, Any] = field(default_factory=dict)
+
+    def _cases(self) -> Iterator[Case]:
+        cases = iter_cases(self.dataset)
+        return islice(cases, self.limit) if self.limit else cases
+
+    def open(self) -> tuple[RunWriter, set[tuple[str, int]], int, list[str]]:
+        """Validate the dataset, create or reopen the run; nothing runs yet."""
+        ref = scan_dataset(self.dataset)
+        total = min(ref.cases, self.limit) if self.limit else ref.cases
+        if self.resume:
+            old = read_header(self.out)
+            if old.dataset.sha256 != ref.sha256:
+                raise InputError(
+                    "the dataset changed since this run started; start a new run",
+                    file=self.dataset,
+                )
+            writer, done, notes = RunWriter.open_resume(self.out)
+            notes.append(f"{len(done)} trial(s) already recorded")
+            return writer, done, total * self.settings.repeats - len(done), notes
+        scorer_names = list(self.scorers.names)
+        agent_desc = redact_mapping(self.agent.describe())
+        if self.judge is not None:
+            scorer_names += list(self.judge.names)
+            agent_desc = {**agent_desc, "judge": redact_mapping(self.judge.describe())}
+        header = RunHeader(
+            kind="run",
+            agent=agent_desc,
+            dataset=ref,
+            scorers=scorer_names,
+            prices=self.prices,
+            settings={**self.settings.to_dict(), "limit": self.limit, **self.extra_settings},
+        )
+        writer = RunWriter.create(self.out, header)
+        write_cases(self.out, self._cases())
+        return writer, set(), total * self.settings.repeats, []
+
+    async def arun(
+        self,
+        writer: RunWriter,
+        done: set[tuple[str, int]],
+        progress: RunProgress,
+        control: _Control,
+    ) -> None:
+        """Run the missing trials on the current event loop."""
+        items = work_items(self._cases(), self.settings.repeats, done)
+        judge: TrialJudge | None = self.judge
+        await self.agent.start()
+        try:
+            if self.judge is not None:
+                await self.judge.start()
+            await run_trials(
+                self.agent,
+                items,
+                settings=self.settings,
+                scorers=self.scorers,
+                writer=writer,
+                judge=judge,
+                progress=progress,
+                control=control,
+            )
+        finally:
+            await self.agent.close()
+            if self.judge is not None:
+                await self.judge.close()
+
+    def run(self, *, progress: str = "none", console: Console | None = None) -> SessionResult:
+        """Run on a new event loop with Ctrl-C handling; progress "bar", "lines" or "none".
+
+        Ctrl-C once: no new trials start and those in flight finish. Twice: those in flight
+        are cancelled and recorded as ``cancelled``. The summary is written either way.
+        """
+        from agenteval.cli._common import finish_run
+
+        writer, done, remaining, notes = self.open()
+        ctl = _Control()
+        interrupts = 0
+
+        def on_sigint() -> None:
+            nonlocal interrupts
+            interrupts += 1
+            ctl.stop = True
+            if interrupts == 1:
+                print(
+                    "\nagenteval: interrupted: finishing trials in flight (Ctrl-C again to"
+                    " cancel them)",
+                    file=sys.stderr,
+                )
+            else:
+                for t in list(ctl.in_flight):
+                    t.cancel()
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signal.SIGINT, on_sigint)
+            with _Progress(remaining, progress) as prog:
+                await self.arun(writer, done, prog, ctl)
+
+        with writer:
+            run_event_loop(main())
+            finish_run(writer, console or Console(quiet=True), show=console is not None)
+        return SessionResult(self.out, interrupted=interrupts > 0, notes=notes)
+
+
+def run_event_loop(coro: Any) -> Any:
+    """Run a coroutine on a fresh event loop (uvloop when installed)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
+
+
+class _Progress:
+    """A rich progress bar ("bar"), a plain line every 10% or 10 s ("lines"), or nothing."""
+
+    def __init__(self, total: int, mode: str) -> None:
+        self.total = total
+        self.mode = mode
+        self.state = RunProgress(on_trial=self._tick if mode != "none" else None)
+        self._bar: Progress | None = None
+        self._task: Any = None
+        self._t0 = time.monotonic()
+        self._next_line = time.monotonic() + 10
+        self._step = max(1, total // 10)
+
+    def __enter__(self) -> RunProgress:
+        if self.mode == "bar":
+            self._bar = Progress(
+                TextColumn("[bold]trials"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[failed]} failed"),
+                TextColumn("{task.fields[rate]}/s"),
+                TimeRemainingColumn(),
+                console=Console(file=sys.stderr),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("run", total=self.total, failed=0, rate="0.0")
+        return self.state
+
+    def _tick(self, p: RunProgress, trial: Trial) -> None:
+        now = time.monotonic()
+        rate = p.done / max(1e-9, now - self._t0)
+        if self._bar is not None:
+            self._bar.update(self._task, completed=p.done, failed=p.failed, rate=f"{rate:.1f}")
+        elif p.done % self._step == 0 or p.done == self.total or now >= self._next_line:
+            self._next_line = now + 10
+            print(
+                f"agenteval: {p.done}/{self.total} trials, {p.failed} failed, {rate:.1f}/s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,238 @@
+"""PythonAgent: loading module:function targets and normalising what they return."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
+from agenteval.agents.python import PythonAgent
+from agenteval.case import Case
+from agenteval.errors import InputError
+
+_counter = itertools.count()
+CASE = Case(id="c1", input="What is 2+2?")
+
+
+def make_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, fn: str = "agent"
+) -> PythonAgent:
+    """Write a module into a fresh cwd and load ``module:fn`` from it (cwd is importable)."""
+    name = f"user_agent_{next(_counter)}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return PythonAgent(f"{name}:{fn}")
+
+
+def run(agent: PythonAgent, case: Case = CASE, repeat: int = 0) -> tuple[AgentOutput, Recorder]:
+    rec = Recorder()
+
+    async def go() -> AgentOutput:
+        await agent.start()
+        try:
+            return await agent.run(case, repeat, rec)
+        finally:
+            await agent.close()
+
+    return asyncio.run(go()), rec
+
+
+def test_sync_function_returning_str_runs_in_a_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        import threading
+        def agent(case):
+            return f"{case.id}:{case.input}:{threading.get_ident()}"
+        """,
+    )
+    out, _ = run(agent)
+    assert out.output is not None
+    cid, text, ident = out.output.split(":")
+    assert (cid, text) == ("c1", "What is 2+2?")
+    assert int(ident) != threading.get_ident()
+    assert agent.describe() == {"kind": "python", "target": agent.target}
+
+
+def test_async_function_is_awaited_and_gets_repeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        import asyncio
+        async def agent(case, repeat):
+            await asyncio.sleep(0)
+            return f"r{repeat}"
+        """,
+    )
+    assert run(agent, repeat=3)[0].output == "r3"
+
+
+def test_keyword_only_repeat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = make_agent(
+        tmp_path, monkeypatch, "def agent(case, *, repeat=0):\n    return str(repeat)\n"
+    )
+    assert run(agent, repeat=2)[0].output == "2"
+
+
+def test_none_and_number_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = make_agent(
+        tmp_path, monkeypatch, "def a(case):\n    return None\ndef b(case):\n    return 42\n", "a"
+    )
+    assert run(agent)[0].output is None
+    other = PythonAgent(agent.target.replace(":a", ":b"))
+    assert run(other)[0].output == "42"
+
+
+def test_dict_result_with_tool_calls_usage_and_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        def agent(case):
+            return {
+                "output": "4",
+                "tool_calls": [{"name": "calc", "arguments": '{"expr": "2+2"}', "result": 4},
+                               {"name": "calc", "arguments": "{broken"}],
+                "usage": {"model": "tiny", "input_tokens": 3, "output_tokens": 1},
+                "messages": [{"role": "user", "content": "hi"}],
+                "tools": [{"name": "calc", "parameters": {"type": "object"}}],
+                "metadata": {"k": "v"},
+            }
+        """,
+    )
+    out, rec = run(agent)
+    assert out.output == "4"
+    assert out.tool_calls is not None
+    assert [c.arguments for c in out.tool_calls] == [{"expr": "2+2"}, "{broken"]
+    assert out.tool_calls[0].result == 4
+    assert [(u.model, u.input_tokens, u.output_tokens) for u in rec.usage] == [("tiny", 3, 1)]
+    assert out.metadata == {"k": "v"} and out.messages == [{"role": "user", "content": "hi"}]
+    assert out.tools == [{"name": "calc", "parameters": {"type": "object"}}]
+
+
+def test_trial_and_agent_output_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        from agenteval.trial import Trial, ToolCall, Usage
+        from agenteval.agents.base import AgentOutput
+        def trial(case):
+            return Trial(case_id=case.id, output="t", tool_calls=[ToolCall(name="s", arguments={})],
+                         usage=[Usage(model="m", input_tokens=1, output_tokens=2)])
+        def direct(case):
+            return AgentOutput(output="d", metadata={"x": 1})
+        """,
+        "trial",
+    )
+    out, rec = run(agent)
+    assert out.output == "t" and out.tool_calls is not None and out.tool_calls[0].name == "s"
+    assert rec.usage[0].output_tokens == 2
+    direct = PythonAgent(agent.target.replace(":trial", ":direct"))
+    assert run(direct)[0] == AgentOutput(output="d", metadata={"x": 1})
+
+
+def test_exceptions_propagate_and_agent_failure_passes_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        from agenteval.agents.base import AgentFailure
+        def boom(case):
+            raise ValueError("kaput")
+        async def refused(case):
+            raise AgentFailure("http_error", "HTTP 403")
+        def failed(case):
+            return {"output": None, "failure": {"cause": "timeout", "message": "slow"}}
+        """,
+        "boom",
+    )
+    with pytest.raises(ValueError, match="kaput"):
+        run(agent)
+    with pytest.raises(AgentFailure) as ei:
+        run(PythonAgent(agent.target.replace(":boom", ":refused")))
+    assert ei.value.cause == "http_error"
+    with pytest.raises(AgentFailure) as ei:
+        run(PythonAgent(agent.target.replace(":boom", ":failed")))
+    assert (ei.value.cause, ei.value.message) == ("timeout", "slow")
+
+
+def test_unsupported_results_raise_type_error_naming_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        "def a(case):\n    return ['x']\ndef b(case):\n    return {'answer': 'x'}\n",
+        "a",
+    )
+    with pytest.raises(TypeError, match=r"returned list"):
+        run(agent)
+    with pytest.raises(TypeError, match=r"unknown key\(s\) answer"):
+        run(PythonAgent(agent.target.replace(":a", ":b")))
+
+
+def test_load_errors_are_input_errors_naming_the_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        "VALUE = 3\ndef noargs():\n    return 'x'\ndef ok(case):\n    return 'x'\n",
+        "ok",
+    )
+    mod = agent.target.split(":")[0]
+    cases = {
+        "no_such_module_xyz:fn": "cannot import module 'no_such_module_xyz'",
+        f"{mod}:missing": "has no attribute 'missing'",
+        f"{mod}:VALUE": "is not callable",
+        f"{mod}:noargs": "must take the case",
+        "justamodule": "must look like package.module:function",
+    }
+    for target, message in cases.items():
+        with pytest.raises(InputError) as ei:
+            PythonAgent(target)
+        assert target in str(ei.value) and message in str(ei.value)
+
+
+def test_module_raising_on_import_is_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(InputError, match="raised RuntimeError: nope"):
+        make_agent(tmp_path, monkeypatch, "raise RuntimeError('nope')\n")
+
+
+def test_many_concurrent_async_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        import asyncio
+        async def agent(case):
+            await asyncio.sleep(0.01)
+            return case.id
+        """,
+    )
+
+    async def go() -> list[Any]:
+        cases = [Case(id=str(i), input="x") for i in range(200)]
+        outs = await asyncio.gather(*(agent.run(c, 0, Recorder()) for c in cases))
+        return [o.output for o in outs]
+
+    assert asyncio.run(go()) == [str(i) for i in range(200)]

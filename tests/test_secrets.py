@@ -1,0 +1,59 @@
+"""Redactor and redact_mapping: secrets never survive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agenteval.secrets import REDACTED, Redactor, is_secret_key, redact_mapping
+
+
+def test_redactor_replaces_every_occurrence_longest_first() -> None:
+    r = Redactor(["abcd", "abcdefgh", "xy", ""])
+    assert r.values == ("abcdefgh", "abcd")
+    assert r.redact("k=abcdefgh, k2=abcd; abcd") == f"k={REDACTED}, k2={REDACTED}; {REDACTED}"
+    assert r("short xy stays") == "short xy stays"
+    assert Redactor().redact("anything") == "anything"
+
+
+@given(st.text(min_size=4), st.text(), st.text())
+def test_secret_never_survives(secret: str, before: str, after: str) -> None:
+    out = Redactor([secret]).redact(before + secret + after)
+    assert secret not in out or secret in REDACTED
+
+
+def test_secret_keys() -> None:
+    for key in (
+        "Authorization",
+        "api_key",
+        "X-API-Key",
+        "apiKey",
+        "access_token",
+        "client_secret",
+        "password",
+        "OPENAI_API_KEY",
+    ):
+        assert is_secret_key(key), key
+    for key in ("max_tokens", "model", "temperature", "base_url", "tokens_used"):
+        assert not is_secret_key(key), key
+
+
+def test_redact_mapping_nested() -> None:
+    r = Redactor(["sk-123456"])
+    data: dict[str, Any] = {
+        "kind": "x",
+        "headers": {"Authorization": "Bearer sk-123456", "Accept": "json"},
+        "params": {"max_tokens": 5, "api_key": None},
+        "url": "http://h/?key=sk-123456",
+        "list": [{"token": "t"}, "sk-123456"],
+    }
+    assert redact_mapping(data, r) == {
+        "kind": "x",
+        "headers": {"Authorization": REDACTED, "Accept": "json"},
+        "params": {"max_tokens": 5, "api_key": None},
+        "url": f"http://h/?key={REDACTED}",
+        "list": [{"token": REDACTED}, REDACTED],
+    }
+    assert data["headers"]["Authorization"] == "Bearer sk-123456"  # not modified in place
