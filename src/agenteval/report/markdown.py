@@ -1,0 +1,104 @@
+"""A Markdown summary sized for a pull-request comment.
+
+Untrusted text (case ids, tags, reasons, failure messages) is put on one line, stripped
+of control characters, HTML-escaped (``<``, ``>``, ``&``) and has Markdown punctuation
+backslash-escaped, so it can neither inject HTML nor break a table.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agenteval.pricing import PriceTable
+from agenteval.report.model import Summary
+from agenteval.report.percase import aggregate_cases
+from agenteval.report.sources import load_cases
+from agenteval.report.summary import summarize_records
+from agenteval.report.terminal import clean, fmt_num, fmt_rate, fmt_s, fmt_usd
+from agenteval.rundir import iter_trials, read_header
+
+MAX_FAILING_CASES = 10
+_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def md(text: object, limit: int = 120) -> str:
+    """Untrusted text made inert for Markdown/HTML and safe inside a table cell."""
+    s = clean(text, limit)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_PUNCT.sub(r"\\\1", s)
+
+
+def render_markdown(summary: Summary, failing: list[tuple[str, str, str]] | None = None) -> str:
+    """The Markdown text for ``summary``; ``failing`` is (case id, scorer, reason) rows."""
+    s = summary
+    out = [f"### agenteval: run `{clean(s.run_id or '?', 40).replace('`', '')}`", ""]
+    out.append(
+        f"**{s.trials}** trials over **{s.cases}** cases · answered {s.answered}"
+        f" · failed {s.failed} · latency p50 {fmt_s(s.latency.total.p50)}"
+        f" / p95 {fmt_s(s.latency.total.p95)} · cost {fmt_usd(s.cost.total_usd)}"
+    )
+    out += ["", "| scorer | mean | pass rate | 95% CI (Wilson) | n | n/a | inconclusive | errors |"]
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, ss in s.scorers.items():
+        ci = ss.pass_rate_ci
+        ci_txt = "–" if ci is None else f"{fmt_rate(ci.low)}–{fmt_rate(ci.high)}"
+        out.append(
+            f"| {md(name, 60)} | {fmt_num(ss.mean)} | {fmt_rate(ss.pass_rate)} | {ci_txt}"
+            f" | {ss.applicable} | {ss.not_applicable} | {ss.inconclusive} | {ss.errors} |"
+        )
+    c = s.cost
+    out += ["", "| cost | USD |", "|---|---:|"]
+    out.append(f"| agent | {fmt_usd(c.agent_usd)} |")
+    out.append(f"| judge | {fmt_usd(c.judge_usd)} |")
+    out.append(f"| per trial | {fmt_usd(c.per_trial_usd)} |")
+    if c.correct_by:
+        out.append(
+            f"| per correct answer ({md(c.correct_by, 40)}) | {fmt_usd(c.per_correct_usd)} |"
+        )
+    if s.failures.total:
+        causes = ", ".join(f"{md(k, 40)} {v.count}" for k, v in sorted(s.failures.by_cause.items()))
+        out += ["", f"**Failed trials:** {causes}"]
+    if s.retries.total:
+        reasons = ", ".join(
+            f"{md(k, 40)} {v.count}" for k, v in sorted(s.retries.by_reason.items())
+        )
+        out += ["", f"**Retries:** {reasons}"]
+    a = s.attribution
+    if a is not None and a.wrong:
+        out += [
+            "",
+            f"**Wrong answers:** {a.wrong} (retrieval {a.retrieval}, model {a.model},"
+            f" unknown {a.unknown})",
+        ]
+    if s.repeats is not None:
+        r = s.repeats
+        out += ["", f"| scorer | pass@1 | pass^{r.k} |", "|---|---:|---:|"]
+        for name, rs in r.scorers.items():
+            out.append(f"| {md(name, 60)} | {fmt_rate(rs.pass_at_1)} | {fmt_rate(rs.pass_hat_k)} |")
+        out += ["", f"Flaky cases: {r.flaky_count}"]
+    if failing:
+        out += ["", "<details><summary>Failing cases</summary>", ""]
+        out += ["| case | scorer | reason |", "|---|---|---|"]
+        for cid, name, reason in failing:
+            out.append(f"| {md(cid, 60)} | {md(name, 40)} | {md(reason, 160)} |")
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def write_markdown(
+    run_dir: str | Path, out_path: str | Path, *, prices: PriceTable | None = None
+) -> Summary:
+    """Write the Markdown summary of ``run_dir`` (with up to 10 failing cases); returns it."""
+    header = read_header(run_dir)
+    cases = load_cases(run_dir)
+    summary = summarize_records(header, iter_trials(run_dir), cases, prices=prices)
+    failing: list[tuple[str, str, str]] = []
+    for cid, agg in aggregate_cases(iter_trials(run_dir)).items():
+        for name, cs in agg.scores.items():
+            if cs.all_passed is False and len(failing) < MAX_FAILING_CASES:
+                failing.append((cid, name, cs.first_failure or ""))
+        if len(failing) >= MAX_FAILING_CASES:
+            break
+    Path(out_path).write_text(render_markdown(summary, failing), encoding="utf-8")
+    return summary

@@ -1,0 +1,99 @@
+"""Per-case aggregates over repeats: what the gate, JUnit and pass^k work on.
+
+With repeats, a case's value for a scorer is the mean over its applicable repeats, and it
+*passed* only when every applicable repeat passed. A case failed (infrastructure-wise)
+when any of its trials has a ``failure``. Only counters are kept per case and scorer, so
+memory grows with cases × scorers, never with trials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from agenteval.rundir import TrialRecord
+
+
+@dataclass(slots=True)
+class CaseScore:
+    """One scorer's results for one case, over its repeats."""
+
+    applicable: int = 0
+    passed: int = 0
+    total: float = 0.0
+    errors: int = 0
+    not_applicable: int = 0
+    binary: bool = True
+    first_failure: str | None = None
+    first_error: str | None = None
+
+    @property
+    def mean(self) -> float | None:
+        """Mean value over applicable repeats; None when none applied."""
+        return self.total / self.applicable if self.applicable else None
+
+    @property
+    def all_passed(self) -> bool | None:
+        """True when every applicable repeat passed; None when none applied."""
+        return None if not self.applicable else self.passed == self.applicable
+
+
+@dataclass(slots=True)
+class CaseAggregate:
+    """Everything kept about one case across its trials."""
+
+    trials: int = 0
+    failed: int = 0
+    latency_total: float = 0.0
+    latency_n: int = 0
+    scores: dict[str, CaseScore] = field(default_factory=dict)
+
+    @property
+    def any_failed(self) -> bool:
+        """True when at least one trial of the case has a failure (no answer)."""
+        return self.failed > 0
+
+    @property
+    def mean_latency(self) -> float | None:
+        """Mean total latency over the trials where it is known."""
+        return self.latency_total / self.latency_n if self.latency_n else None
+
+    def add(self, rec: TrialRecord) -> None:
+        """Fold one trial of this case into the aggregate."""
+        self.trials += 1
+        if rec.failure is not None:
+            self.failed += 1
+        if rec.latency.total_s is not None:
+            self.latency_total += rec.latency.total_s
+            self.latency_n += 1
+        for name, s in rec.scores.items():
+            cs = self.scores.get(name)
+            if cs is None:
+                cs = self.scores[name] = CaseScore()
+            if s.error is not None:
+                cs.errors += 1
+                if cs.first_error is None:
+                    cs.first_error = s.error
+                continue
+            if s.value is None:
+                cs.not_applicable += 1
+                continue
+            cs.applicable += 1
+            cs.total += s.value
+            if s.value not in (0.0, 1.0):
+                cs.binary = False
+            if s.passed:
+                cs.passed += 1
+            elif cs.first_failure is None:
+                cs.first_failure = s.reason
+
+
+def aggregate_cases(records: Iterable[TrialRecord]) -> dict[str, CaseAggregate]:
+    """Stream trials into per-case aggregates, keyed by case id (first-seen order)."""
+    out: dict[str, CaseAggregate] = {}
+    for rec in records:
+        agg = out.get(rec.case_id)
+        if agg is None:
+            agg = out[rec.case_id] = CaseAggregate()
+        agg.add(rec)
+    return out

@@ -1,0 +1,40 @@
+"""What a report reads besides the trials: the cases snapshot and the price table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agenteval.case import Case
+from agenteval.errors import InputError
+from agenteval.pricing import PriceTable
+from agenteval.rundir import RunHeader, cases_path
+
+
+def load_cases(run_dir: str | Path) -> dict[str, Case] | None:
+    """The run's cases snapshot keyed by id; None when the run has no ``cases.jsonl``."""
+    path = cases_path(run_dir)
+    if not path.exists():
+        return None
+    out: dict[str, Case] = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                case = Case.model_validate_json(line)
+            except ValidationError as e:
+                err = e.errors()[0]
+                field = ".".join(str(p) for p in err["loc"]) or None
+                raise InputError(err["msg"], file=path, line=lineno, field=field) from None
+            out[case.id] = case
+    return out
+
+
+def price_table_of(header: RunHeader) -> PriceTable:
+    """The run's recorded price table over the defaults (defaults when none recorded)."""
+    table = PriceTable.default()
+    if header.prices:
+        table = table.merged(PriceTable.from_dict(header.prices, source="run.json prices"))
+    return table

@@ -1,0 +1,366 @@
+"""Compute a run's :class:`Summary` in one streaming pass over its trials.
+
+Memory: latency values are kept as floats (percentiles need them), scorer statistics as
+running moments, and per case only counters (for pass^k and flaky cases); trials are
+never held.
+
+Definitions:
+- *correct answer*: the trial passed ``exact_match`` when that scorer is in the run, else
+  the first scorer whose name contains ``correctness``; with neither, no correctness
+  count and no cost per correct answer.
+- *inconclusive*: a score with value None whose reason starts with ``inconclusive``
+  (judge errors and unparseable verdicts); counted apart from not-applicable.
+- *agent cost*: the trial's ``usage`` priced; *judge cost*: every score's ``usage`` priced.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agenteval.case import Case
+from agenteval.pricing import PriceTable
+from agenteval.report import stats
+from agenteval.report.model import (
+    Attribution,
+    CauseCount,
+    Distribution,
+    FlakyCase,
+    HistogramBin,
+    Interval,
+    ReasonCount,
+    RepeatScorer,
+    RepeatSummary,
+    ScorerSummary,
+    Summary,
+    TagScorer,
+    TagSummary,
+)
+from agenteval.report.percase import CaseAggregate
+from agenteval.report.sources import load_cases, price_table_of
+from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
+from agenteval.score import Score
+
+INCONCLUSIVE_PREFIX = "inconclusive"
+HISTOGRAM_BINS = 20
+MAX_FLAKY = 100
+MAX_EXAMPLES = 5
+
+
+def is_inconclusive(score: Score) -> bool:
+    """True for a score with no value whose reason starts with 'inconclusive' (no error)."""
+    return (
+        score.value is None
+        and score.error is None
+        and score.reason.lower().startswith(INCONCLUSIVE_PREFIX)
+    )
+
+
+def correctness_scorer(names: Iterable[str]) -> str | None:
+    """The scorer that defines a correct answer (see the module docstring)."""
+    names = list(names)
+    if "exact_match" in names:
+        return "exact_match"
+    return next((n for n in names if "correctness" in n), None)
+
+
+@dataclass(slots=True)
+class _Moments:
+    n: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+    passed: int = 0
+
+    def add(self, x: float, passed: bool) -> None:
+        self.n += 1
+        d = x - self.mean
+        self.mean += d / self.n
+        self.m2 += d * (x - self.mean)
+        self.passed += int(passed)
+
+
+class _Accumulator:
+    def __init__(self, header: RunHeader, cases: Mapping[str, Case] | None, prices: PriceTable):
+        self.header = header
+        self.cases = cases
+        self.prices = prices
+        self.s = Summary(
+            run_id=header.run_id,
+            kind=header.kind,
+            dataset_path=header.dataset.path,
+            dataset_sha256=header.dataset.sha256,
+        )
+        self.moments: dict[str, _Moments] = {}
+        self.tag_moments: dict[str, dict[str, _Moments]] = {}
+        self.total_lat: list[float] = []
+        self.active_lat: list[float] = []
+        self.per_case: dict[str, CaseAggregate] = {}
+        self.correct_by = correctness_scorer(header.scorers)
+        self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
+        self.unknown_models: set[str] = set()
+
+    def add(self, rec: TrialRecord) -> None:
+        s = self.s
+        s.trials += 1
+        s.answered += rec.output is not None
+        if self.correct_by is None:
+            self.correct_by = correctness_scorer(rec.scores)
+        agg = self.per_case.get(rec.case_id)
+        if agg is None:
+            agg = self.per_case[rec.case_id] = CaseAggregate()
+        agg.add(rec)
+        self._scores(rec)
+        self._tags(rec)
+        if rec.latency.total_s is not None:
+            self.total_lat.append(rec.latency.total_s)
+        if rec.latency.active_s is not None:
+            self.active_lat.append(rec.latency.active_s)
+        self._cost(rec)
+        self._retries_failures(rec)
+        self._attribution(rec)
+
+    def _scores(self, rec: TrialRecord) -> None:
+        for name, sc in rec.scores.items():
+            ss = self.s.scorers.get(name)
+            if ss is None:
+                ss = self.s.scorers[name] = ScorerSummary()
+                self.moments[name] = _Moments()
+            ss.trials += 1
+            if sc.usage:
+                ss.judge = True
+            if sc.error is not None:
+                ss.errors += 1
+            elif sc.value is None:
+                if is_inconclusive(sc):
+                    ss.inconclusive += 1
+                else:
+                    ss.not_applicable += 1
+            else:
+                if sc.value not in (0.0, 1.0):
+                    ss.binary = False
+                self.moments[name].add(sc.value, bool(sc.passed))
+
+    def _tags(self, rec: TrialRecord) -> None:
+        case = self.cases.get(rec.case_id) if self.cases else None
+        if case is None:
+            return
+        for tag in dict.fromkeys(case.tags):
+            ts = self.s.tags.get(tag)
+            if ts is None:
+                ts = self.s.tags[tag] = TagSummary()
+                self.tag_moments[tag] = {}
+            ts.trials += 1
+            ts.failed += rec.failure is not None
+            for name, sc in rec.scores.items():
+                if sc.value is not None and sc.error is None:
+                    self.tag_moments[tag].setdefault(name, _Moments()).add(
+                        sc.value, bool(sc.passed)
+                    )
+
+    def _cost(self, rec: TrialRecord) -> None:
+        c = self.s.cost
+        for u in rec.usage:
+            c.agent_tokens.input += u.input_tokens
+            c.agent_tokens.output += u.output_tokens
+        agent = self.prices.cost(rec.usage)
+        if agent is None:
+            c.agent_unpriced_trials += 1
+            self.unknown_models |= self.prices.unknown_models(rec.usage)
+        else:
+            c.agent_known_usd += agent
+        for sc in rec.scores.values():
+            if not sc.usage:
+                continue
+            for u in sc.usage:
+                c.judge_tokens.input += u.input_tokens
+                c.judge_tokens.output += u.output_tokens
+            judge = self.prices.cost(sc.usage)
+            if judge is None:
+                c.judge_unpriced_scores += 1
+                self.unknown_models |= self.prices.unknown_models(sc.usage)
+            else:
+                c.judge_known_usd += judge
+        if self.correct_by is not None:
+            verdict = rec.scores.get(self.correct_by)
+            if verdict is not None and verdict.passed:
+                c.correct += 1
+
+    def _retries_failures(self, rec: TrialRecord) -> None:
+        r = self.s.retries
+        if rec.retries:
+            r.trials_with_retries += 1
+        for retry in rec.retries:
+            r.total += 1
+            r.wait_s += retry.wait_s
+            rc = r.by_reason.setdefault(retry.reason, ReasonCount())
+            rc.count += 1
+            rc.wait_s += retry.wait_s
+        if rec.failure is not None:
+            f = self.s.failures
+            self.s.failed += 1
+            f.total += 1
+            cc = f.by_cause.get(rec.failure.cause)
+            if cc is None:
+                cc = f.by_cause[rec.failure.cause] = CauseCount(message=rec.failure.message[:500])
+            cc.count += 1
+            if len(cc.examples) < MAX_EXAMPLES and rec.case_id not in cc.examples:
+                cc.examples.append(rec.case_id)
+
+    def _attribution(self, rec: TrialRecord) -> None:
+        if self.correct_by is None or rec.output is None:
+            return  # a trial without an answer is a failure, not a wrong answer
+        sc = rec.scores.get(self.correct_by)
+        if sc is None or sc.passed is not False:
+            return
+        recall = rec.scores.get("retrieval_recall")
+        if recall is None or recall.value is None:
+            self.attr_wrong[2] += 1
+        elif recall.value < 1.0:
+            self.attr_wrong[0] += 1
+        else:
+            self.attr_wrong[1] += 1
+
+    def finish(self) -> Summary:
+        s = self.s
+        s.cases = len(self.per_case)
+        for name, ss in s.scorers.items():
+            m = self.moments[name]
+            ss.applicable, ss.passed = m.n, m.passed
+            if m.n:
+                ss.mean = m.mean
+                ss.pass_rate = m.passed / m.n
+                lo, hi = stats.wilson_interval(m.passed, m.n)
+                ss.pass_rate_ci = Interval(low=lo, high=hi, method="wilson")
+                ci = stats.mean_interval(m.n, m.mean, m.m2)
+                if ci is not None:
+                    ss.mean_ci = Interval(low=ci[0], high=ci[1], method="t")
+            s.scorer_errors[name] = ss.errors
+            s.inconclusive[name] = ss.inconclusive
+        for tag, ts in s.tags.items():
+            for name, m in self.tag_moments[tag].items():
+                ts.scorers[name] = TagScorer(
+                    applicable=m.n, passed=m.passed, mean=m.mean, pass_rate=m.passed / m.n
+                )
+        s.latency.total = _distribution(self.total_lat)
+        s.latency.active = _distribution(self.active_lat)
+        self._finish_cost()
+        if self.correct_by is not None and self.correct_by in s.scorers:
+            a = self.attr_wrong
+            s.attribution = Attribution(
+                correct_by=self.correct_by,
+                wrong=sum(a),
+                retrieval=a[0],
+                model=a[1],
+                unknown=a[2],
+            )
+        s.repeats = _repeats(self.per_case)
+        s.methods = {
+            "pass_rate_ci": "Wilson score interval, 95%",
+            "mean_ci": "Student t-interval, 95%, clipped to [0, 1]",
+            "percentiles": "linear interpolation",
+            "pass_at_k": "unbiased estimator 1 - C(n-c,k)/C(n,k), mean over cases",
+            "pass_hat_k": "C(c,k)/C(n,k), mean over cases",
+        }
+        return s
+
+    def _finish_cost(self) -> None:
+        c = self.s.cost
+        c.correct_by = self.correct_by
+        c.agent_usd = c.agent_known_usd if c.agent_unpriced_trials == 0 else None
+        c.judge_usd = c.judge_known_usd if c.judge_unpriced_scores == 0 else None
+        c.unknown_models = sorted(self.unknown_models)
+        if c.agent_usd is not None and c.judge_usd is not None:
+            c.total_usd = c.agent_usd + c.judge_usd
+            if self.s.trials:
+                c.per_trial_usd = c.total_usd / self.s.trials
+            if c.correct:
+                c.per_correct_usd = c.total_usd / c.correct
+        if c.agent_usd is not None and c.correct:
+            c.agent_per_correct_usd = c.agent_usd / c.correct
+
+
+def _distribution(values: list[float]) -> Distribution:
+    if not values:
+        return Distribution()
+    values.sort()
+    top = values[-1]
+    width = top / HISTOGRAM_BINS if top > 0 else 1.0
+    counts = [0] * HISTOGRAM_BINS
+    for v in values:
+        counts[min(int(v / width), HISTOGRAM_BINS - 1)] += 1
+    return Distribution(
+        n=len(values),
+        mean=sum(values) / len(values),
+        p50=stats.percentile(values, 50),
+        p95=stats.percentile(values, 95),
+        max=top,
+        histogram=[
+            HistogramBin(low=i * width, high=(i + 1) * width, count=n) for i, n in enumerate(counts)
+        ],
+    )
+
+
+def _repeats(per_case: Mapping[str, CaseAggregate]) -> RepeatSummary | None:
+    k = max((a.trials for a in per_case.values()), default=0)
+    if k < 2:
+        return None
+    rep = RepeatSummary(k=k)
+    sums: dict[str, list[float]] = {}
+    for case_id, agg in per_case.items():
+        flaky: list[str] = []
+        for name, cs in agg.scores.items():
+            n, c = cs.applicable, cs.passed
+            if n >= 2 and 0 < c < n:
+                flaky.append(name)
+            if n < 1:
+                continue
+            kk = min(k, n)
+            acc = sums.setdefault(name, [0.0, 0.0, 0.0, 0.0])
+            acc[0] += 1
+            acc[1] += c / n
+            acc[2] += stats.pass_at_k(n, c, kk)
+            acc[3] += stats.pass_hat_k(n, c, kk)
+        if flaky:
+            rep.flaky_count += 1
+            if len(rep.flaky) < MAX_FLAKY:
+                rep.flaky.append(FlakyCase(case_id=case_id, scorers=sorted(flaky)))
+    for name, (cnt, p1, pk, phk) in sums.items():
+        rep.scorers[name] = RepeatScorer(
+            cases=int(cnt), pass_at_1=p1 / cnt, pass_at_k=pk / cnt, pass_hat_k=phk / cnt
+        )
+    return rep
+
+
+def summarize_records(
+    header: RunHeader,
+    records: Iterable[TrialRecord],
+    cases: Mapping[str, Case] | None,
+    *,
+    prices: PriceTable | None = None,
+) -> Summary:
+    """Summarise trials streamed from ``records``.
+
+    ``cases`` (id → Case) provides tags; without it there is no per-tag breakdown.
+    ``prices`` defaults to the run's recorded table over the built-in defaults.
+    """
+    acc = _Accumulator(header, cases, prices or price_table_of(header))
+    for rec in records:
+        acc.add(rec)
+    return acc.finish()
+
+
+def summarize(run_dir: str | Path, *, prices: PriceTable | None = None) -> Summary:
+    """Read a run directory once and summarise it (see :func:`summarize_records`)."""
+    header = read_header(run_dir)
+    return summarize_records(header, iter_trials(run_dir), load_cases(run_dir), prices=prices)
+
+
+def write_json(
+    run_dir: str | Path, out_path: str | Path, *, prices: PriceTable | None = None
+) -> Summary:
+    """Write the run's Summary as indented JSON to ``out_path``; returns it."""
+    summary = summarize(run_dir, prices=prices)
+    Path(out_path).write_text(json.dumps(summary.model_dump(mode="json"), indent=2) + "\n")
+    return summary
