@@ -86,6 +86,9 @@ class CostSummary(BaseModel):
     agent_usd: float | None = None
     agent_known_usd: float = 0.0
     agent_unpriced_trials: int = 0
+    agent_usage_recorded: bool = Field(
+        True, description="False when no trial recorded token usage: agent cost is unknown."
+    )
     judge_usd: float | None = None
     judge_known_usd: float = 0.0
     judge_unpriced_scores: int = 0

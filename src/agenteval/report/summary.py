@@ -268,7 +268,10 @@ class _Accumulator:
     def _finish_cost(self) -> None:
         c = self.s.cost
         c.correct_by = self.correct_by
-        c.agent_usd = c.agent_known_usd if c.agent_unpriced_trials == 0 else None
+        # An agent that reports no tokens at all has an unknown cost, not a zero one.
+        c.agent_usage_recorded = c.agent_tokens.input + c.agent_tokens.output > 0
+        known = c.agent_unpriced_trials == 0 and c.agent_usage_recorded
+        c.agent_usd = c.agent_known_usd if known else None
         c.judge_usd = c.judge_known_usd if c.judge_unpriced_scores == 0 else None
         c.unknown_models = sorted(self.unknown_models)
         if c.agent_usd is not None and c.judge_usd is not None:

@@ -159,8 +159,13 @@ def _cost_table(s: Summary) -> Table:
     t = Table(title="Cost", title_justify="left", caption_justify="left")
     for col in ("", "USD", "tokens in", "tokens out"):
         t.add_column(col, justify="left" if not col else "right")
+    agent_usd = (
+        _partial(c.agent_usd, c.agent_known_usd)
+        if c.agent_usage_recorded
+        else "unknown (no tokens recorded)"
+    )
     t.add_row(
-        "agent", _partial(c.agent_usd, c.agent_known_usd),
+        "agent", agent_usd,
         f"{c.agent_tokens.input:,}", f"{c.agent_tokens.output:,}",
     )  # fmt: skip
     t.add_row(

@@ -1,0 +1,275 @@
+"""``agenteval judge`` and ``agenteval judge-agreement``: the LLM judge from the command line.
+
+``agenteval judge RUN_DIR --rubric NAME ... --out NEW_RUN_DIR`` adds LLM-judge scores to an
+existing run without calling the agent. The new run keeps every score of the old one and
+adds ``judge_<rubric>`` per rubric (a score of that name already in the run is replaced).
+Its header has ``kind: judge`` and ``source_run``; the cases snapshot is copied.
+
+``agenteval judge-agreement LABELS.jsonl --rubric NAME`` judges human-labelled items and
+reports accuracy, Cohen's kappa, the confusion matrix and every disagreement.
+
+A rubric is a built-in name (correctness, groundedness, answer_relevance,
+context_relevance, faithfulness) or the path of a template file; append ``:binary``,
+``:partial`` or ``:likert`` to choose its scale (``--rubric tone.txt:likert``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agenteval.case import Case
+from agenteval.cli._common import console_for, finish_run, plain
+from agenteval.cli.rescore import load_run_cases
+from agenteval.errors import InputError
+from agenteval.http import RetryPolicy
+from agenteval.judge import (
+    SCALES,
+    Judge,
+    JudgeConfig,
+    Rubric,
+    default_cache_dir,
+    load_rubric,
+    measure_agreement,
+    read_labels,
+    render_agreement,
+)
+from agenteval.rundir import RunHeader, RunWriter, TrialRecord, cases_path, iter_trials, read_header
+from agenteval.score import Score
+
+
+def register(sub: Any) -> None:
+    """Add the ``judge`` and ``judge-agreement`` subcommands."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "judge",
+        help="add LLM-judge scores to an existing run (the agent is not called)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the run to judge (left untouched)")
+    p.add_argument("--out", required=True, metavar="NEW_RUN_DIR", help="run directory to create")
+    p.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    add_judge_args(p, required=True)
+    p.set_defaults(func=run_judge)
+
+    a: argparse.ArgumentParser = sub.add_parser(
+        "judge-agreement",
+        help="measure an LLM judge against human labels (accuracy, Cohen's kappa)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a.add_argument(
+        "labels",
+        metavar="LABELS.jsonl",
+        help='lines of {case fields..., "output", "tool_calls", "label"}',
+    )
+    a.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_judge_args(a, required=True)
+    a.set_defaults(func=run_agreement)
+
+
+def add_judge_args(p: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """The ``--judge-*`` and ``--rubric`` options (``required``: endpoint, model, rubric)."""
+    g = p.add_argument_group("LLM judge")
+    g.add_argument(
+        "--rubric",
+        action="append",
+        default=[],
+        metavar="NAME_OR_FILE[:SCALE]",
+        required=required,
+        help="a built-in rubric or a template file, optionally :binary/:partial/:likert"
+        " (repeatable)",
+    )
+    g.add_argument("--judge-endpoint", metavar="URL", required=required, help="base URL (…/v1)")
+    g.add_argument("--judge-model", metavar="NAME", required=required, help="the judge model")
+    g.add_argument(
+        "--judge-api-key-env", metavar="VAR", help="environment variable holding the API key"
+    )
+    g.add_argument(
+        "--judge-temperature",
+        type=float,
+        metavar="T",
+        help="default 0, or 0.7 with --judge-samples > 1",
+    )
+    g.add_argument(
+        "--judge-samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ask N times; majority verdict, a tie is inconclusive (default 1)",
+    )
+    g.add_argument(
+        "--judge-structured",
+        action="store_true",
+        help="request JSON-schema constrained output {reasoning, grade}",
+    )
+    g.add_argument("--judge-max-tokens", type=int, metavar="N", help="max tokens per reply")
+    g.add_argument(
+        "--judge-cache",
+        metavar="DIR",
+        help="judge cache directory (default $XDG_CACHE_HOME/agenteval/judge)",
+    )
+    g.add_argument("--no-judge-cache", action="store_true", help="neither read nor write it")
+    g.add_argument(
+        "--judge-concurrency", type=int, default=8, metavar="N", help="requests in flight"
+    )
+    g.add_argument("--judge-retries", type=int, default=4, metavar="N", help="retries per request")
+    g.add_argument("--judge-timeout", type=float, metavar="S", help="seconds per request attempt")
+
+
+def parse_rubric_spec(spec: str) -> Rubric:
+    """``NAME_OR_FILE`` or ``NAME_OR_FILE:SCALE`` (SCALE one of binary, partial, likert)."""
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and tail in SCALES:
+        return load_rubric(head, scale=tail)
+    return load_rubric(spec)
+
+
+def judge_config_from_args(args: argparse.Namespace) -> JudgeConfig | None:
+    """The judge configuration the options describe; None when no ``--rubric`` was given.
+
+    The API key is read from the environment variable named by ``--judge-api-key-env``
+    (InputError when it is unset or empty) and never stored anywhere else.
+    """
+    if not args.rubric:
+        return None
+    if not args.judge_endpoint or not args.judge_model:
+        raise InputError("--rubric needs --judge-endpoint and --judge-model")
+    key = None
+    if args.judge_api_key_env:
+        key = os.environ.get(args.judge_api_key_env)
+        if not key:
+            raise InputError(
+                f"environment variable {args.judge_api_key_env} is not set",
+                field="--judge-api-key-env",
+            )
+    if args.judge_retries < 0:
+        raise InputError("must be at least 0", field="--judge-retries")
+    if args.judge_timeout is not None and args.judge_timeout <= 0:
+        raise InputError("must be positive", field="--judge-timeout")
+    cache: Path | None = None
+    if not args.no_judge_cache:
+        cache = Path(args.judge_cache) if args.judge_cache else default_cache_dir()
+    return JudgeConfig(
+        endpoint=args.judge_endpoint,
+        model=args.judge_model,
+        rubrics=[parse_rubric_spec(s) for s in args.rubric],
+        api_key=key,
+        temperature=args.judge_temperature,
+        samples=args.judge_samples,
+        structured=args.judge_structured,
+        cache_dir=cache,
+        policy=RetryPolicy(max_retries=args.judge_retries, request_timeout_s=args.judge_timeout),
+        concurrency=args.judge_concurrency,
+        max_tokens=args.judge_max_tokens,
+    )
+
+
+def _stats_line(judge: Judge) -> str:
+    s = judge.stats
+    return (
+        f"judge: {s.calls} calls, {s.cache_hits} cache hits, {s.errors} errors,"
+        f" {s.inconclusive} inconclusive, {s.not_applicable} not applicable,"
+        f" {s.input_tokens:,} input / {s.output_tokens:,} output tokens"
+    )
+
+
+async def _judge_records(
+    judge: Judge,
+    records: Iterable[TrialRecord],
+    cases: dict[str, Case],
+    writer: RunWriter,
+    window: int,
+) -> None:
+    """Judge trials with up to ``window`` in flight, writing them in their original order."""
+    pending: deque[tuple[TrialRecord, asyncio.Task[dict[str, Score]]]] = deque()
+
+    async def drain(keep: int) -> None:
+        while len(pending) > keep:
+            rec, task = pending.popleft()
+            scores = dict(rec.scores)
+            scores.update(await task)
+            writer.append(rec, scores)
+
+    try:
+        for rec in records:
+            task = asyncio.ensure_future(judge.score(cases[rec.case_id], rec))
+            pending.append((rec, task))
+            await drain(window)
+        await drain(0)
+    finally:
+        for _, task in pending:
+            task.cancel()
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    """``agenteval judge``: see the module docstring."""
+    src = Path(args.run_dir)
+    out = Path(args.out)
+    if out.resolve() == src.resolve():
+        raise InputError("--out must be a new directory; judge never modifies a run", file=out)
+    old = read_header(src)
+    cases = load_run_cases(src)
+    config = judge_config_from_args(args)
+    assert config is not None  # --rubric is required
+    for rec in iter_trials(src):  # validate before writing anything
+        if rec.case_id not in cases:
+            raise InputError(f"trial for unknown case '{rec.case_id}'", file=src / "trials.jsonl")
+    judge = Judge(config)
+    scorers = [n for n in old.scorers if n not in judge.names] + judge.names
+    header = RunHeader(
+        kind="judge",
+        agent=old.agent,
+        dataset=old.dataset,
+        scorers=scorers,
+        prices=old.prices,
+        settings={**old.settings, "judge": judge.describe()},
+        source_run=str(src),
+    )
+    console = console_for(args)
+
+    async def go(writer: RunWriter) -> None:
+        async with judge:
+            await _judge_records(judge, iter_trials(src), cases, writer, config.concurrency * 2)
+
+    with RunWriter.create(out, header) as writer:
+        (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
+        asyncio.run(go(writer))
+        try:
+            finish_run(writer, console, show=not args.quiet)
+        except ImportError:  # the report package is optional at this layer
+            writer.finish(None)
+            if not args.quiet:
+                console.print(f"run written to {out}", markup=False)
+    if not args.quiet:
+        console.print(_stats_line(judge), markup=False)
+    return 0
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    """``agenteval judge-agreement``: see the module docstring."""
+    config = judge_config_from_args(args)
+    assert config is not None  # --rubric is required
+    if len(config.rubrics) != 1:
+        raise InputError("give exactly one rubric to measure agreement on", field="--rubric")
+    rubric = config.rubrics[0]
+    items = read_labels(args.labels, rubric)
+    judge = Judge(config)
+
+    async def go() -> Any:
+        async with judge:
+            return await measure_agreement(judge, rubric, items)
+
+    report = asyncio.run(go())
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(plain(render_agreement(report)), end="")
+        print(_stats_line(judge))
+    return 0

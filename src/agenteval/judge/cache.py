@@ -1,0 +1,116 @@
+"""The judge cache: same model + rendered prompt + settings → the stored reply, no new call.
+
+One JSON file per key, under ``DIR/<first two hex digits>/<key>.json``. A file is written
+to a temporary name in the same directory, flushed to disk and renamed over the final name
+(``os.replace`` is atomic), so concurrent writers and crashes can leave a stray temporary
+file but never a half-written entry; an unreadable entry is treated as a miss and
+overwritten. Two processes judging the same prompt at once both call the judge and both
+store an equivalent reply; the last rename wins.
+
+The key is the SHA-256 of a canonical JSON document holding the model name, the rendered
+messages and every setting that changes the reply (temperature, sample index, response
+format, ...). The endpoint URL and the API key are not part of it: the model name
+identifies the judge (use ``--no-judge-cache`` after swapping the weights behind a name).
+
+What is stored is the judge's *raw reply* and its token usage, not the parsed grade, so a
+cached reply is read with the current parser. Failed calls are never stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/agenteval/judge``, or ``~/.cache/agenteval/judge``."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    root = Path(base) if base.strip() else Path.home() / ".cache"
+    return root / "agenteval" / "judge"
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    """The hex SHA-256 of ``payload`` serialised canonically (sorted keys, no spaces)."""
+    doc = {"cache_format": CACHE_FORMAT, **payload}
+    data = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CachedReply:
+    """A judge reply as stored: its text, the API's refusal (if any) and token usage."""
+
+    content: str | None
+    refusal: str | None = None
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored JSON form."""
+        return {
+            "cache_format": CACHE_FORMAT,
+            "content": self.content,
+            "refusal": self.refusal,
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any) -> CachedReply | None:
+        """Read the stored form back; None when it is not a valid entry."""
+        if not isinstance(d, dict) or d.get("cache_format") != CACHE_FORMAT:
+            return None
+        content, refusal, model = d.get("content"), d.get("refusal"), d.get("model")
+        tin, tout = d.get("input_tokens", 0), d.get("output_tokens", 0)
+        if not all(isinstance(v, str | None) for v in (content, refusal, model)):
+            return None
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (tin, tout)):
+            return None
+        return cls(content, refusal, model, tin, tout)
+
+
+class JudgeCache:
+    """A directory of cached judge replies (see the module docstring)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        if len(key) < 3 or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedReply | None:
+        """The stored reply for ``key``, or None (missing, unreadable or invalid entry)."""
+        try:
+            raw = self._path(key).read_bytes()
+            return CachedReply.from_dict(json.loads(raw))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, reply: CachedReply) -> None:
+        """Store ``reply`` under ``key`` atomically (replacing any previous entry)."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(reply.to_dict(), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

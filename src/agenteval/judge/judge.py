@@ -1,0 +1,369 @@
+"""The LLM judge: grades trials with rubrics through an OpenAI-compatible endpoint.
+
+For each rubric a :class:`Judge` renders the fenced prompt, asks the judge model
+``samples`` times (through the shared :class:`~agenteval.http.HttpClient`: the same
+retries, back-off and failure causes as agent calls), reads each verdict, and returns one
+:class:`~agenteval.score.Score` per rubric under ``judge_<rubric>``:
+
+- **not applicable** (value None, reason ``not applicable: …``) when the case or trial
+  lacks what the rubric needs (see :func:`agenteval.judge.prompt.not_applicable_reason`);
+  no call is made;
+- **inconclusive** (value None, reason ``inconclusive: …``) when the judge failed (HTTP
+  error, retries exhausted), refused, gave no verdict, or its samples tied. Never a fail,
+  and never raised;
+- otherwise the majority verdict's value on the rubric's scale, with a reason naming the
+  verdict, the agreement among samples (``3/3 agree``), whether it came from the cache, and
+  an excerpt of the judge's reasoning.
+
+The judge's token usage goes on ``Score.usage`` (priced as *judge* cost by reports); a
+reply served from the cache cost nothing and carries no usage. With more than one sample,
+the temperature defaults to 0.7 (else 0.0) and each sample is cached separately.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from agenteval.agents.base import AgentFailure, Recorder
+from agenteval.case import Case
+from agenteval.errors import InputError
+from agenteval.http import HttpClient, RetryPolicy
+from agenteval.judge._client import JudgeReply, request_verdict
+from agenteval.judge.cache import CachedReply, JudgeCache, cache_key
+from agenteval.judge.parse import Verdict, parse_verdict
+from agenteval.judge.prompt import RenderedPrompt, not_applicable_reason, render_prompt
+from agenteval.judge.rubric import Rubric
+from agenteval.score import Score
+from agenteval.secrets import Redactor
+from agenteval.trial import Trial, Usage
+
+SAMPLED_TEMPERATURE = 0.7
+"""The temperature used when ``samples > 1`` and none was set."""
+_REASONING_EXCERPT = 300
+
+
+@dataclass(slots=True)
+class JudgeConfig:
+    """Everything a :class:`Judge` needs. ``api_key`` is a secret: never written anywhere.
+
+    ``endpoint`` is the base URL of an OpenAI-compatible API (``…/v1``; requests go to
+    ``{endpoint}/chat/completions``). ``temperature`` None means 0.0 for one sample and
+    0.7 for several. ``structured`` sends a JSON-schema ``response_format`` so servers that
+    support constrained output always return a parseable grade. ``cache_dir`` None
+    disables the cache. ``concurrency`` bounds judge requests in flight.
+    """
+
+    endpoint: str
+    model: str
+    rubrics: list[Rubric]
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = None
+    samples: int = 1
+    structured: bool = False
+    cache_dir: Path | None = None
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    concurrency: int = 8
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.endpoint.startswith(("http://", "https://")):
+            raise InputError(
+                "must be an http:// or https:// URL",
+                field="--judge-endpoint",
+            )
+        if not self.model.strip():
+            raise InputError("the judge model must not be empty", field="--judge-model")
+        if not self.rubrics:
+            raise InputError("give at least one rubric", field="--rubric")
+        names = [r.name for r in self.rubrics]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup is not None:
+            raise InputError(f"rubric '{dup}' is given twice", field="--rubric")
+        if self.samples < 1:
+            raise InputError("must be at least 1", field="--judge-samples")
+        if self.concurrency < 1:
+            raise InputError("must be at least 1", field="--judge-concurrency")
+        if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
+            raise InputError("must be within [0, 2]", field="--judge-temperature")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise InputError("must be at least 1", field="--judge-max-tokens")
+
+    @property
+    def effective_temperature(self) -> float:
+        """The temperature sent: as set, else 0.0 (one sample) or 0.7 (several)."""
+        if self.temperature is not None:
+            return self.temperature
+        return SAMPLED_TEMPERATURE if self.samples > 1 else 0.0
+
+
+@dataclass(slots=True)
+class JudgeStats:
+    """Counters of what the judge did (for progress lines and tests)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    retries: int = 0
+    judgments: int = 0
+    inconclusive: int = 0
+    not_applicable: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        """The counters as a plain dict."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """One rubric's judgment of one trial: the score and the grade it came from."""
+
+    score: Score
+    grade: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Sample:
+    verdict: Verdict | None
+    error: str | None
+    usage: list[Usage]
+    cached: bool
+
+
+def _safe_endpoint(url: str, redactor: Redactor) -> str:
+    """The endpoint without user info, query or fragment, secrets removed."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # IPv6
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return redactor.redact(urlunsplit((parts.scheme, host, parts.path, "", "")))
+
+
+class Judge:
+    """Grades trials with LLM rubrics (see the module docstring for the semantics)."""
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+        self.stats = JudgeStats()
+        self._redactor = Redactor([config.api_key] if config.api_key else [])
+        headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+        self._client = HttpClient(
+            config.policy,
+            limit=config.concurrency,
+            headers=headers,
+            secrets=[config.api_key] if config.api_key else [],
+        )
+        self._cache = JudgeCache(config.cache_dir) if config.cache_dir is not None else None
+        self._sem: asyncio.Semaphore | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """The score names this judge produces: ``judge_<rubric>`` per rubric, in order."""
+        return [r.score_name for r in self.config.rubrics]
+
+    @property
+    def calls(self) -> int:
+        """Judge requests made (cache hits excluded; retries of one request count once)."""
+        return self.stats.calls
+
+    @property
+    def cache_hits(self) -> int:
+        """Samples served from the cache."""
+        return self.stats.cache_hits
+
+    async def start(self) -> None:
+        """Open the HTTP session (call it inside the event loop that will use the judge)."""
+        self._sem = asyncio.Semaphore(self.config.concurrency)
+        await self._client.start()
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        await self._client.close()
+
+    async def __aenter__(self) -> Judge:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def describe(self) -> dict[str, Any]:
+        """The judge's settings for ``run.json``: endpoint (no credentials), model, rubrics..."""
+        c = self.config
+        return {
+            "kind": "llm_judge",
+            "endpoint": _safe_endpoint(c.endpoint, self._redactor),
+            "model": c.model,
+            "rubrics": [r.describe() for r in c.rubrics],
+            "temperature": c.effective_temperature,
+            "samples": c.samples,
+            "structured": c.structured,
+            "max_tokens": c.max_tokens,
+            "cache": str(c.cache_dir) if c.cache_dir is not None else None,
+            "concurrency": c.concurrency,
+            "max_retries": c.policy.max_retries,
+        }
+
+    async def score(self, case: Case, trial: Trial) -> dict[str, Score]:
+        """Every rubric's score for this trial, under :attr:`names`. Never raises for
+        judge failures: they become inconclusive scores."""
+        rubrics = self.config.rubrics
+        results = await asyncio.gather(*(self.judge(r, case, trial) for r in rubrics))
+        return {r.score_name: j.score for r, j in zip(rubrics, results, strict=True)}
+
+    async def judge(self, rubric: Rubric, case: Case, trial: Trial) -> Judgment:
+        """One rubric's judgment of one trial (score and majority grade)."""
+        self.stats.judgments += 1
+        reason = not_applicable_reason(rubric, case, trial)
+        if reason is not None:
+            self.stats.not_applicable += 1
+            return Judgment(Score(None, f"not applicable: {reason}", rubric.pass_threshold), None)
+        prompt = render_prompt(rubric, case, trial, structured=self.config.structured)
+        n = self.config.samples
+        samples = await asyncio.gather(*(self._sample(rubric, prompt, i) for i in range(n)))
+        judgment = self._combine(rubric, list(samples))
+        if judgment.grade is None:
+            self.stats.inconclusive += 1
+        return judgment
+
+    def _params(self, rubric: Rubric) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.config.effective_temperature}
+        if self.config.max_tokens is not None:
+            params["max_tokens"] = self.config.max_tokens
+        if self.config.structured:
+            params["response_format"] = _response_format(rubric)
+        return params
+
+    async def _sample(self, rubric: Rubric, prompt: RenderedPrompt, index: int) -> _Sample:
+        params = self._params(rubric)
+        key = cache_key(
+            {
+                "model": self.config.model,
+                "messages": prompt.messages,
+                "params": params,
+                "sample": index,
+            }
+        )
+        scale = rubric.scale_def
+        if self._cache is not None:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return _Sample(
+                    parse_verdict(hit.content, scale, refusal=hit.refusal), None, [], True
+                )
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.config.concurrency)
+        rec = Recorder()
+        reply: JudgeReply | None = None
+        error: str | None = None
+        try:
+            async with self._sem:
+                self.stats.calls += 1
+                reply = await request_verdict(
+                    self._client,
+                    self.config.endpoint,
+                    self.config.model,
+                    prompt.messages,
+                    rec,
+                    params,
+                )
+        except AgentFailure as e:
+            error = f"judge error ({e.cause}): {e.message}"
+        except Exception as e:  # a judge problem must never stop the run
+            error = "judge error: " + self._redactor.redact(f"{type(e).__name__}: {e}")
+        self.stats.retries += len(rec.retries)
+        usage = [u.model_copy() for u in rec.usage]
+        for u in usage:
+            self.stats.input_tokens += u.input_tokens
+            self.stats.output_tokens += u.output_tokens
+        if reply is None:
+            self.stats.errors += 1
+            return _Sample(None, error, usage, False)
+        if self._cache is not None:
+            tokens = (sum(u.input_tokens for u in usage), sum(u.output_tokens for u in usage))
+            entry = CachedReply(reply.content, reply.refusal, self.config.model, *tokens)
+            with contextlib.suppress(OSError):  # an unwritable cache costs a call next time
+                self._cache.put(key, entry)
+        verdict = parse_verdict(reply.content, scale, refusal=reply.refusal)
+        return _Sample(verdict, None, usage, False)
+
+    def _combine(self, rubric: Rubric, samples: list[_Sample]) -> Judgment:
+        threshold = rubric.pass_threshold
+        usage = _merge_usage(u for s in samples for u in s.usage)
+        n = len(samples)
+        grades = [s.verdict.grade for s in samples if s.verdict and s.verdict.grade]
+        if not grades:
+            problems = [s.error or (s.verdict.problem if s.verdict else None) for s in samples]
+            first = next((p for p in problems if p), "no verdict")
+            prefix = "inconclusive: " if n == 1 else f"inconclusive: no verdict in {n} samples; "
+            return Judgment(Score(None, prefix + first, threshold, usage=usage), None)
+        counts = Counter(grades).most_common()
+        top, k = counts[0]
+        if len(counts) > 1 and counts[1][1] == k:
+            tied = " and ".join(g for g, c in counts if c == k)
+            return Judgment(
+                Score(
+                    None,
+                    f"inconclusive: tie between {tied} ({k} each of {n} samples)",
+                    threshold,
+                    usage=usage,
+                ),
+                None,
+            )
+        scale = rubric.scale_def
+        parts = [f"GRADE {top} ({scale.labels[top]})"]
+        if n > 1:
+            missing = n - len(grades)
+            parts.append(f"{k}/{n} agree" + (f", {missing} without a verdict" if missing else ""))
+        if all(s.cached for s in samples):
+            parts.append("cached")
+        reasoning = next(
+            s.verdict.reasoning for s in samples if s.verdict and s.verdict.grade == top
+        )
+        reason = ", ".join(parts)
+        flat = " ".join(reasoning.split())
+        if flat:
+            cut = (
+                flat if len(flat) <= _REASONING_EXCERPT else flat[: _REASONING_EXCERPT - 3] + "..."
+            )
+            reason += f": {cut}"
+        return Judgment(Score(scale.value(top), reason, threshold, usage=usage), top)
+
+
+def _merge_usage(items: Any) -> list[Usage]:
+    merged: dict[str | None, Usage] = {}
+    for u in items:
+        m = merged.setdefault(u.model, Usage(model=u.model))
+        m.input_tokens += u.input_tokens
+        m.output_tokens += u.output_tokens
+    return list(merged.values())
+
+
+def _response_format(rubric: Rubric) -> dict[str, Any]:
+    """The OpenAI ``response_format`` asking for ``{reasoning, grade}`` on the rubric's scale."""
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "verdict",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "reasoning": {"type": "string"},
+                    "grade": {"type": "string", "enum": list(rubric.scale_def.grades)},
+                },
+                "required": ["reasoning", "grade"],
+                "additionalProperties": False,
+            },
+        },
+    }
