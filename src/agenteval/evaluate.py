@@ -217,6 +217,10 @@ def _session(
     tmp = Path(tempfile.mkdtemp(prefix="agenteval-cases-"))
     fns: list[ScorerFn] = list(_builtin_scorers(suite_tools=suite_tools)) if builtin else []
     fns.extend(scorers)
+    if prices is None:
+        from agenteval.pricing import PriceTable
+
+        prices = PriceTable.default().to_dict()
     return Session(
         dataset=_dataset_path(dataset, tmp),
         agent=_as_agent(agent),

@@ -79,6 +79,8 @@ def add_judge_args(p: argparse.ArgumentParser, *, required: bool = False) -> Non
     g = p.add_argument_group("LLM judge")
     g.add_argument(
         "--rubric",
+        "--judge-rubric",
+        dest="rubric",
         action="append",
         default=[],
         metavar="NAME_OR_FILE[:SCALE]",

@@ -22,6 +22,7 @@ from typing import Any
 
 from agenteval.agents.base import Agent
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for
+from agenteval.cli.judge import add_judge_args, judge_config_from_args
 from agenteval.errors import EXIT_INTERRUPTED, InputError
 from agenteval.runner import RunSettings
 from agenteval.session import Session
@@ -34,7 +35,9 @@ def register(sub: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dataset", metavar="DATASET", help="cases: JSONL, JSON, YAML or CSV")
+    p.add_argument(
+        "dataset", metavar="DATASET", nargs="?", help="cases: JSONL, JSON, YAML or CSV"
+    )
     p.add_argument("--out", metavar="RUN_DIR", help="run directory (default runs/<time>)")
     a = p.add_argument_group("agent under test (choose one)")
     a.add_argument("--agent", metavar="MODULE:FN", help="a Python callable taking the case")
@@ -78,6 +81,7 @@ def register(sub: Any) -> None:
     r.add_argument("--prices", metavar="FILE", help="price table (YAML/JSON) per 1M tokens")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
     add_scorer_args(p)
+    add_judge_args(p)
     p.set_defaults(func=run)
 
 
@@ -165,14 +169,20 @@ def retry_policy(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.dataset:
+        raise InputError("give a DATASET file")
     out = Path(args.out or f"runs/run-{datetime.now(UTC):%Y%m%d-%H%M%S}")
     scorers = build_scorers(args)
     agent = build_agent(args)
-    prices = None
-    if args.prices:
-        from agenteval.pricing import load_prices
+    from agenteval.pricing import PriceTable, load_prices
 
-        prices = load_prices(args.prices).to_dict()
+    prices = (load_prices(args.prices) if args.prices else PriceTable.default()).to_dict()
+    judge = None
+    judge_config = judge_config_from_args(args)
+    if judge_config is not None:
+        from agenteval.judge import Judge
+
+        judge = Judge(judge_config)
     session = Session(
         dataset=Path(args.dataset),
         agent=agent,
@@ -184,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         resume=args.resume,
         prices=prices,
+        judge=judge,
         extra_settings={
             "max_retries": args.max_retries,
             "retry_base_s": args.retry_base,
