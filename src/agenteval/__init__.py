@@ -1,3 +1,82 @@
-"""agenteval: evaluate AI agents — run, record, score, report, gate."""
+"""agenteval: evaluate AI agents — run, record, score, report, gate.
+
+The public API. Everything else lives in modules that may change between versions.
+
+    from agenteval import evaluate, scorer
+
+    @scorer("polite", threshold=0.5)
+    def polite(case, trial):
+        return 1.0 if trial.output and "please" in trial.output.lower() else 0.0
+
+    run = evaluate("cases.jsonl", "my_agent:answer", scorers=[polite])
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Light modules are imported eagerly; those that pull in the HTTP stack load on first use.
+from agenteval.case import Case
+from agenteval.errors import AgentEvalError, InputError
+from agenteval.score import Score, normalize_result, not_applicable, scorer
+from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
+
+if TYPE_CHECKING:
+    from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
+    from agenteval.evaluate import Run, aevaluate, evaluate
+    from agenteval.judge import Judge, JudgeConfig, load_rubric
+    from agenteval.scorers import builtin_scorers
+
+_LAZY = {
+    "evaluate": "agenteval.evaluate",
+    "aevaluate": "agenteval.evaluate",
+    "Run": "agenteval.evaluate",
+    "builtin_scorers": "agenteval.scorers",
+    "Agent": "agenteval.agents.base",
+    "AgentFailure": "agenteval.agents.base",
+    "AgentOutput": "agenteval.agents.base",
+    "Recorder": "agenteval.agents.base",
+    "Judge": "agenteval.judge",
+    "JudgeConfig": "agenteval.judge",
+    "load_rubric": "agenteval.judge",
+}
+
+__all__ = [
+    "Agent",
+    "AgentEvalError",
+    "AgentFailure",
+    "AgentOutput",
+    "Case",
+    "Failure",
+    "InputError",
+    "Judge",
+    "JudgeConfig",
+    "Latency",
+    "Recorder",
+    "Retry",
+    "Run",
+    "Score",
+    "ToolCall",
+    "Trial",
+    "Usage",
+    "__version__",
+    "aevaluate",
+    "builtin_scorers",
+    "evaluate",
+    "load_rubric",
+    "normalize_result",
+    "not_applicable",
+    "scorer",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agenteval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

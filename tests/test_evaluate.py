@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+import agenteval
+from agenteval import Case, InputError, Trial, evaluate, scorer
+
+
+def answer(case: Case) -> str:
+    return {"cap": "Paris.", "sum": "19,753"}.get(case.id, "no idea")
+
+
+@scorer("short", threshold=0.5)
+def short(case: Case, trial: Trial) -> tuple[float, str] | None:
+    if trial.output is None:
+        return None
+    return (1.0 if len(trial.output) < 10 else 0.0), f"{len(trial.output)} chars"
+
+
+def crashy(case: Case, trial: Trial) -> float:
+    raise ValueError("bad scorer")
+
+
+CASES = [
+    {"id": "cap", "input": "Capital of France?", "expected": "paris"},
+    {"id": "sum", "input": "19000+753?", "expected": 19753.0},
+    {"id": "odd", "input": "?", "expected": "x", "tags": ["hard"]},
+]
+
+
+def test_evaluate_runs_scores_and_writes_a_run(tmp_path: Path) -> None:
+    run = evaluate(CASES, answer, scorers=[short, crashy], out=tmp_path / "run", repeats=2)
+    trials = list(run.trials())
+    assert len(trials) == 6
+    assert run.scores("exact_match").count(1.0) == 4
+    assert all(t.scores["crashy"].error for t in trials)
+    assert run.summary["trials"] == 6
+    assert (tmp_path / "run" / "run.json").exists()
+    assert run.header.agent == {"kind": "python", "target": f"{__name__}:answer"}
+
+
+def test_evaluate_works_inside_a_running_event_loop(tmp_path: Path) -> None:
+    async def notebook_cell() -> agenteval.Run:
+        return evaluate(CASES, answer, out=tmp_path / "nb")
+
+    run = asyncio.run(notebook_cell())
+    assert run.summary["trials"] == 3
+
+
+def test_aevaluate_with_async_agent(tmp_path: Path) -> None:
+    async def agent(case: Case) -> str:
+        await asyncio.sleep(0)
+        return "Paris"
+
+    run = asyncio.run(agenteval.aevaluate(CASES[:1], agent, out=tmp_path / "a"))
+    assert run.scores("exact_match") == [1.0]
+
+
+def test_bad_dataset_fails_before_the_agent_is_called(tmp_path: Path) -> None:
+    called = []
+
+    def agent(case: Case) -> str:
+        called.append(case.id)
+        return ""
+
+    with pytest.raises(InputError, match="duplicate"):
+        evaluate(
+            [{"id": "a", "input": "x"}, {"id": "a", "input": "y"}], agent, out=tmp_path / "bad"
+        )
+    assert called == []
+    assert not (tmp_path / "bad").exists()
