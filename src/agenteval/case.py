@@ -7,10 +7,18 @@ written for other tools load unchanged.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from agenteval.tooldefs import normalize_tool_defs
 
@@ -103,6 +111,8 @@ class Case(BaseModel):
         if not unknown:
             return data
         known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
+        if not isinstance(known.get("metadata") or {}, dict):
+            return known  # 'metadata' itself is rejected by field validation
         meta = dict(known.get("metadata") or {})
         meta.update(unknown)
         known["metadata"] = meta
@@ -133,8 +143,12 @@ class Case(BaseModel):
     @field_validator("expected", mode="before")
     @classmethod
     def _expected(cls, v: Any) -> Any:
-        if isinstance(v, bool):
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
             raise ValueError("must be a string or a number")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("must be a finite number")
         return v
 
     @field_validator("expected_tools", mode="before")
@@ -153,9 +167,9 @@ class Case(BaseModel):
 
     @field_validator("expected_trajectory", "relevant_docs", "tags", mode="before")
     @classmethod
-    def _names(cls, v: Any) -> Any:
+    def _names(cls, v: Any, info: ValidationInfo) -> Any:
         if v is None:
-            return v
+            return [] if info.field_name == "tags" else None
         if not isinstance(v, list) or not all(isinstance(n, str | int) for n in v):
             raise ValueError("must be a list of strings")
         return [str(n) for n in v]
@@ -166,6 +180,11 @@ class Case(BaseModel):
         if v is None:
             return None
         return _str_list(v, "string")
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, v: Any) -> Any:
+        return {} if v is None else v
 
     @field_validator("tools", mode="before")
     @classmethod

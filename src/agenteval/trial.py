@@ -16,7 +16,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agenteval.tooldefs import normalize_tool_defs
 
@@ -54,6 +54,32 @@ class ToolCall(BaseModel):
     started_at: datetime | None = Field(default=None, description="When the call started.")
     duration_s: float | None = Field(default=None, ge=0, description="How long it took.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_forms(cls, data: Any) -> Any:
+        """Accept the shapes providers and frameworks log tool calls in.
+
+        - OpenAI: ``{"id", "type": "function", "function": {"name", "arguments"}}``;
+        - Anthropic ``tool_use`` blocks: ``{"id", "name", "input"}``;
+        - LangChain: ``{"id", "name", "args"}``.
+        """
+        if not isinstance(data, dict):
+            return data
+        fn = data.get("function")
+        if "name" not in data and isinstance(fn, dict):
+            flat = {k: v for k, v in data.items() if k not in ("function", "type")}
+            flat["name"] = fn.get("name")
+            if "arguments" in fn:
+                flat["arguments"] = fn["arguments"]
+            return flat
+        if "arguments" not in data:
+            for alias in ("input", "args"):
+                if alias in data:
+                    flat = dict(data)
+                    flat["arguments"] = flat.pop(alias)
+                    return flat
+        return data
+
     @field_validator("arguments", mode="before")
     @classmethod
     def _parse_arguments(cls, v: Any) -> Any:
@@ -78,6 +104,16 @@ class Usage(BaseModel):
     model: str | None = Field(default=None, description="Model name; None when unknown.")
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _openai_names(cls, data: Any) -> Any:
+        """Accept OpenAI's ``prompt_tokens`` / ``completion_tokens`` names."""
+        if isinstance(data, dict) and ("prompt_tokens" in data or "completion_tokens" in data):
+            data = dict(data)
+            data.setdefault("input_tokens", data.pop("prompt_tokens", 0))
+            data.setdefault("output_tokens", data.pop("completion_tokens", 0))
+        return data
 
 
 class Latency(BaseModel):
@@ -142,7 +178,37 @@ class Trial(BaseModel):
     def _case_id(cls, v: Any) -> Any:
         if isinstance(v, int) and not isinstance(v, bool):
             return str(v)
+        if not isinstance(v, str):
+            raise ValueError("must be a string")
+        if not v.strip():
+            raise ValueError("must not be empty")
         return v
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _usage(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        return [v] if isinstance(v, dict) else v
+
+    @field_validator("latency", mode="before")
+    @classmethod
+    def _latency(cls, v: Any) -> Any:
+        if v is None:
+            return {}
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return {"total_s": v}
+        return v
+
+    @field_validator("tool_calls", "retries", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: Any) -> Any:
+        return [] if v is None else v
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, v: Any) -> Any:
+        return {} if v is None else v
 
     @field_validator("tools", mode="before")
     @classmethod
