@@ -29,6 +29,12 @@ COMMAND_MODULES = (
     "demo",
     "schema",
 )
+COMMAND_OF = {
+    "judge-agreement": "judge",
+    "compare": "gate",
+    "import-dataset": "benchmarks",
+}
+"""Commands registered by a module of another name."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,7 +43,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"agenteval: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _wanted_module(argv: Sequence[str]) -> str | None:
+    """The one command module the arguments need, so start-up imports only that one."""
+    for arg in argv:
+        if arg.startswith("-"):
+            return None  # top-level options such as --help: build everything
+        module = COMMAND_OF.get(arg, arg)
+        return module if module in COMMAND_MODULES else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (``only``) one with just the command module that will run."""
     parser = _Parser(
         prog="agenteval",
         description="Evaluate AI agents: run, record, score, report, gate.",
@@ -45,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agenteval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         try:
             mod = importlib.import_module(f"agenteval.cli.{name}")
         except ModuleNotFoundError as e:
@@ -58,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_wanted_module(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -15,7 +15,7 @@ from agenteval.cli._common import add_scorer_args, build_scorers, console_for, f
 from agenteval.dataset import iter_cases, load_case_index, scan_dataset
 from agenteval.errors import InputError
 from agenteval.rundir import RunHeader, RunWriter, write_cases
-from agenteval.trialfile import iter_trial_file
+from agenteval.trialfile import iter_numbered_trials, iter_trial_file
 
 
 def register(sub: Any) -> None:
@@ -39,11 +39,12 @@ def run(args: argparse.Namespace) -> int:
     scorers = build_scorers(args)
     cases = load_case_index(args.cases)
     n = 0
-    for trial in iter_trial_file(args.trials):  # full validation pass before writing anything
+    for lineno, trial in iter_numbered_trials(args.trials):  # validate before writing
         if trial.case_id not in cases:
             raise InputError(
-                f"trial #{n + 1} has case_id '{trial.case_id}', which is not in {args.cases}",
+                f"case '{trial.case_id}' is not in {args.cases}",
                 file=args.trials,
+                line=lineno,
                 field="case_id",
             )
         n += 1
