@@ -26,6 +26,7 @@ from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 
 if TYPE_CHECKING:
     from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
+    from agenteval.benchmarks import benchmark
     from agenteval.evaluate import Run, aevaluate, evaluate
     from agenteval.judge import Judge, JudgeConfig, load_rubric
     from agenteval.scorers import builtin_scorers
@@ -42,6 +43,7 @@ _LAZY = {
     "Judge": "agenteval.judge",
     "JudgeConfig": "agenteval.judge",
     "load_rubric": "agenteval.judge",
+    "benchmark": "agenteval.benchmarks",
 }
 
 __all__ = [
@@ -64,6 +66,7 @@ __all__ = [
     "Usage",
     "__version__",
     "aevaluate",
+    "benchmark",
     "builtin_scorers",
     "evaluate",
     "load_rubric",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.agents.base import Agent
+from agenteval.benchmarks import add_benchmark_args, run_benchmarks
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for
 from agenteval.cli.judge import add_judge_args, judge_config_from_args
 from agenteval.errors import EXIT_INTERRUPTED, InputError
@@ -82,6 +83,7 @@ def register(sub: Any) -> None:
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
     add_scorer_args(p)
     add_judge_args(p)
+    add_benchmark_args(p)
     p.set_defaults(func=run)
 
 
@@ -169,6 +171,8 @@ def retry_policy(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.benchmark:
+        return run_benchmarks(args, build_agent, build_scorers, console_for(args))
     if not args.dataset:
         raise InputError("give a DATASET file")
     out = Path(args.out or f"runs/run-{datetime.now(UTC):%Y%m%d-%H%M%S}")
