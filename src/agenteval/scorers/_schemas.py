@@ -1,0 +1,130 @@
+"""Checking a tool call's arguments against the tool's JSON Schema.
+
+Tool definitions come from the trial's ``tools``, else the case's, else the suite's (the
+first of these that is non-empty). A call's arguments are valid when they parsed as JSON,
+the call names a defined tool, and the arguments validate against that tool's
+``parameters`` schema. Schemas are read with the draft their ``$schema`` names, Draft
+2020-12 by default; ``format`` is not asserted.
+
+Speed: compiled schemas live in bounded LRU caches — keyed by the schema's text, and for
+the case's and suite's definition lists (shared by every trial of a case) by identity,
+holding a reference so that an identity is never reused while cached. Plain schemas are
+checked by :mod:`agenteval.scorers._fastschema`; ``jsonschema`` handles the rest and
+writes every message.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from agenteval.scorers._fastschema import Check, compile_check
+from agenteval.scorers._identity import Identity
+from agenteval.trial import ToolCall, Trial
+
+ToolDefs = Sequence[Mapping[str, Any]]
+
+_WHY_LIMIT = 120
+_OBJECT = {"type": "object"}
+
+
+class _Key:
+    """A cache key for a schema: equal when the schemas' texts are equal."""
+
+    __slots__ = ("_hash", "schema", "text")
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self.text = repr(schema)
+        self._hash = hash(self.text)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and other.text == self.text
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(key: _Key) -> tuple[Validator, Check | None]:
+    schema = key.schema
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as e:
+        raise ValueError(f"not a valid JSON Schema: {e.message}") from None
+    fast = compile_check(schema) if cls is Draft202012Validator else None
+    return cls(schema), fast
+
+
+class ArgumentChecker:
+    """Checks calls against one set of tool definitions."""
+
+    __slots__ = ("_compiled", "_schemas")
+
+    def __init__(self, defs: ToolDefs) -> None:
+        self._schemas: dict[str, Any] = {str(d["name"]): d.get("parameters") for d in defs}
+        self._compiled: dict[str, tuple[Validator, Check | None]] = {}
+
+    def _get(self, name: str) -> tuple[Validator, Check | None]:
+        got = self._compiled.get(name)
+        if got is None:
+            schema = self._schemas[name]
+            try:
+                got = _compile(_Key(_OBJECT if schema is None else schema))
+            except ValueError as e:
+                raise ValueError(f"tool '{name}': parameters is {e}") from None
+            self._compiled[name] = got
+        return got
+
+    def problem(self, call: ToolCall) -> str | None:
+        """Why the call's arguments are invalid, or None when they are valid.
+
+        Raises ``ValueError`` when the tool's own ``parameters`` is not a valid schema.
+        """
+        args = call.arguments
+        if isinstance(args, str):
+            return "arguments are not valid JSON"
+        if call.name not in self._schemas:
+            return "unknown tool"
+        validator, fast = self._get(call.name)
+        ok = fast(args) if fast is not None else validator.is_valid(args)
+        if ok:
+            return None
+        err = best_match(validator.iter_errors(args))
+        if err is None:  # pragma: no cover - the checks above said there is one
+            return "arguments do not match the schema"
+        where = err.json_path
+        why = err.message if where == "$" else f"at {where}: {err.message}"
+        if len(why) > _WHY_LIMIT:
+            why = why[: _WHY_LIMIT - 1] + "…"
+        return why
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_checker(defs: Identity) -> ArgumentChecker:
+    return ArgumentChecker(defs.obj)
+
+
+def checker_for(trial: Trial, case_tools: ToolDefs | None, suite: ToolDefs) -> ArgumentChecker:
+    """The checker for the definitions that apply: trial's, else case's, else the suite's.
+
+    Raises ``LookupError`` when none of them holds a definition.
+    """
+    if trial.tools:
+        return ArgumentChecker(trial.tools)
+    defs = case_tools or suite
+    if not defs:
+        raise LookupError("no tool definitions known")
+    return _shared_checker(Identity(defs))
+
+
+def valid_json_only(call: ToolCall) -> str | None:
+    """The check used when no definitions are known: arguments must have parsed as JSON."""
+    return "arguments are not valid JSON" if isinstance(call.arguments, str) else None
