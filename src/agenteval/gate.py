@@ -33,9 +33,7 @@ from agenteval.errors import EXIT_BLOCKED, EXIT_OK, InputError
 from agenteval.report import stats
 from agenteval.report.percase import CaseAggregate, CaseScore, aggregate_cases
 from agenteval.rundir import RunHeader, iter_trials, read_header
-
-SAFETY_SCORERS = ("avoids_forbidden_text", "pii_leakage")
-"""Scorers for which any new failure blocks, whatever else improved."""
+from agenteval.scorers import SAFETY_SCORERS  # any new failure of these blocks
 
 PERMUTATION_SEED = 0
 

@@ -42,7 +42,7 @@ class Scorers:
         for name, fn, threshold in self._items:
             try:
                 raw = fn(case, trial)
-            except Exception as e:  # noqa: BLE001 - a user's scorer may raise anything
+            except Exception as e:
                 out[name] = scorer_error(f"scorer raised {type(e).__name__}: {e}")
                 continue
             out[name] = normalize_result(raw, threshold=threshold)

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import shutil
 import signal
 import sys
+import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -18,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from agenteval.agents.base import Agent
 from agenteval.case import Case
-from agenteval.dataset import iter_cases, scan_dataset
+from agenteval.dataset import canonical_case_json, iter_cases, scan_dataset
 from agenteval.errors import InputError
-from agenteval.rundir import RunHeader, RunWriter, read_header, write_cases
+from agenteval.rundir import CASES, DatasetRef, RunHeader, RunWriter, read_header
 from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_trials, work_items
 from agenteval.scoring import Scorers
 from agenteval.secrets import redact_mapping
@@ -61,9 +64,9 @@ class Session:
 
     def open(self) -> tuple[RunWriter, set[tuple[str, int]], int, list[str]]:
         """Validate the dataset, create or reopen the run; nothing runs yet."""
-        ref = scan_dataset(self.dataset)
-        total = min(ref.cases, self.limit) if self.limit else ref.cases
         if self.resume:
+            ref = scan_dataset(self.dataset)
+            total = min(ref.cases, self.limit) if self.limit else ref.cases
             old = read_header(self.out)
             if old.dataset.sha256 != ref.sha256:
                 raise InputError(
@@ -73,6 +76,44 @@ class Session:
             writer, done, notes = RunWriter.open_resume(self.out)
             notes.append(f"{len(done)} trial(s) already recorded")
             return writer, done, total * self.settings.repeats - len(done), notes
+        snapshot, ref = self._scan_and_snapshot()
+        try:
+            writer = self._create(ref)
+            shutil.move(snapshot, self.out / CASES)
+        finally:
+            snapshot.unlink(missing_ok=True)
+        total = min(ref.cases, self.limit) if self.limit else ref.cases
+        return writer, set(), total * self.settings.repeats, []
+
+    def _scan_and_snapshot(self) -> tuple[Path, DatasetRef]:
+        """Read the dataset once: validate every case, check that ids are unique, hash the
+        cases and write the cases snapshot (the first ``limit`` cases) to a temporary file
+        that :meth:`open` moves into the run once the run exists.
+
+        Same checks, errors and results as :func:`scan_dataset` followed by
+        :func:`write_cases`, with one validation pass over the dataset instead of two.
+        """
+        parent = self.out.parent if self.out.parent.is_dir() else Path(tempfile.gettempdir())
+        tmp = parent / f".agenteval-cases-{uuid.uuid4().hex}.tmp"
+        try:
+            digest = hashlib.sha256()
+            ids: set[str] = set()
+            with open(tmp, "x", encoding="utf-8") as f:
+                for case in iter_cases(self.dataset):
+                    if case.id in ids:
+                        scan_dataset(self.dataset)  # raises the error naming both lines
+                        raise InputError(f"duplicate id {case.id!r}", file=self.dataset)
+                    ids.add(case.id)
+                    digest.update(canonical_case_json(case).encode("utf-8") + b"\n")
+                    if not self.limit or len(ids) <= self.limit:
+                        f.write(case.model_dump_json(exclude_defaults=True) + "\n")
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        ref = DatasetRef(path=str(Path(self.dataset)), sha256=digest.hexdigest(), cases=len(ids))
+        return tmp, ref
+
+    def _create(self, ref: DatasetRef) -> RunWriter:
         scorer_names = list(self.scorers.names)
         agent_desc = redact_mapping(self.agent.describe())
         if self.judge is not None:
@@ -86,9 +127,7 @@ class Session:
             prices=self.prices,
             settings={**self.settings.to_dict(), "limit": self.limit, **self.extra_settings},
         )
-        writer = RunWriter.create(self.out, header)
-        write_cases(self.out, self._cases())
-        return writer, set(), total * self.settings.repeats, []
+        return RunWriter.create(self.out, header)
 
     async def arun(
         self,
@@ -175,7 +214,7 @@ class _Progress:
         self.total = total
         self.mode = mode
         self.state = RunProgress(on_trial=self._tick if mode != "none" else None)
-        self._bar: Progress | None = None
+        self._bar: Any = None  # rich.progress.Progress, imported only when shown
         self._task: Any = None
         self._t0 = time.monotonic()
         self._next_line = time.monotonic() + 10
@@ -183,6 +222,14 @@ class _Progress:
 
     def __enter__(self) -> RunProgress:
         if self.mode == "bar":
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
             self._bar = Progress(
                 TextColumn("[bold]trials"),
                 BarColumn(),

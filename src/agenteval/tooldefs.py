@@ -19,11 +19,12 @@ def normalize_tool_def(raw: Any) -> dict[str, Any]:
     """
     if not isinstance(raw, dict):
         raise ValueError(f"a tool definition must be an object, got {type(raw).__name__}")
-    inner = raw
+    inner: dict[str, Any] = raw
     if raw.get("type") == "function" or "function" in raw:
-        inner = raw.get("function")
-        if not isinstance(inner, dict):
+        fn = raw.get("function")
+        if not isinstance(fn, dict):
             raise ValueError("'function' must be an object with a 'name'")
+        inner = fn
     name = inner.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("a tool definition needs a non-empty string 'name'")

@@ -75,7 +75,7 @@ class PythonAgent:
             self.target = f"{getattr(target, '__module__', '?')}:" + getattr(
                 target, "__qualname__", type(target).__name__
             )
-        self._repeat_mode = _repeat_mode(self.fn, target)
+        self._repeat_mode = _repeat_mode(self.fn, self.target)
         self._async = _is_async(self.fn)
 
     def describe(self) -> dict[str, Any]:

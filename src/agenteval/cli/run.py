@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agenteval.agents import tool_loop
 from agenteval.agents.base import Agent
 from agenteval.benchmarks import add_benchmark_args, run_benchmarks
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for
@@ -36,12 +37,15 @@ def register(sub: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "dataset", metavar="DATASET", nargs="?", help="cases: JSONL, JSON, YAML or CSV"
-    )
+    p.add_argument("dataset", metavar="DATASET", nargs="?", help="cases: JSONL, JSON, YAML or CSV")
     p.add_argument("--out", metavar="RUN_DIR", help="run directory (default runs/<time>)")
     a = p.add_argument_group("agent under test (choose one)")
-    a.add_argument("--agent", metavar="MODULE:FN", help="a Python callable taking the case")
+    a.add_argument(
+        "--agent",
+        metavar="MODULE:FN",
+        help="a Python callable taking the case, or 'tool-loop' (the built-in tool-calling"
+        " agent: --endpoint/--model plus --tools/--mcp)",
+    )
     a.add_argument("--endpoint", metavar="BASE_URL", help="OpenAI-compatible base URL (.../v1)")
     a.add_argument("--model", help="model name for --endpoint")
     a.add_argument("--http-config", metavar="FILE", help="generic HTTP/JSON agent config")
@@ -52,6 +56,7 @@ def register(sub: Any) -> None:
         help="environment variable holding the API key (default OPENAI_API_KEY; optional)",
     )
     a.add_argument("--prompt-template", metavar="FILE", help="template with {input}, {context}...")
+    tool_loop.add_arguments(a)
     a.add_argument(
         "--param",
         action="append",
@@ -125,6 +130,8 @@ def _params(pairs: list[str]) -> dict[str, Any]:
 
 def build_agent(args: argparse.Namespace) -> Agent:
     """The adapter the arguments name; InputError when they name none or several."""
+    if args.agent == "tool-loop":
+        return tool_loop.build_from_args(args, retry_policy(args))
     chosen = [x for x in (args.agent, args.endpoint, args.http_config) if x]
     if len(chosen) != 1:
         raise InputError(
