@@ -168,8 +168,9 @@ def _cost_table(s: Summary) -> Table:
         "agent", agent_usd,
         f"{c.agent_tokens.input:,}", f"{c.agent_tokens.output:,}",
     )  # fmt: skip
+    judged = c.judge_tokens.input + c.judge_tokens.output > 0 or c.judge_unpriced_scores > 0
     t.add_row(
-        "judge", _partial(c.judge_usd, c.judge_known_usd),
+        "judge", _partial(c.judge_usd, c.judge_known_usd) if judged else "no judge calls",
         f"{c.judge_tokens.input:,}", f"{c.judge_tokens.output:,}",
     )  # fmt: skip
     t.add_row("total", fmt_usd(c.total_usd), "", "")
