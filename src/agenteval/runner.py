@@ -134,6 +134,11 @@ async def run_one(agent: Agent, case: Case, repeat: int, timeout_s: float | None
     except AgentFailure as e:
         failure = Failure(cause=e.cause, message=e.message)
     except asyncio.CancelledError:
+        # Ctrl-C twice: record the trial as cancelled (resume runs it again) and let the
+        # worker see ``stop``; uncancel so that later awaits in this task behave normally.
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
         failure = Failure(cause="cancelled", message="interrupted before the agent answered")
     except Exception as e:
         failure = Failure(cause="agent_error", message=f"{type(e).__name__}: {e}"[:2000])
