@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from agenteval.tooldefs import normalize_tool_defs
+from agenteval.tooldefs import tool_list_field
 
 Message = dict[str, Any]
 """One chat message: ``{"role": ..., "content": ...}`` (plus any OpenAI message fields)."""
@@ -189,11 +189,7 @@ class Case(BaseModel):
     @field_validator("tools", mode="before")
     @classmethod
     def _tools(cls, v: Any) -> Any:
-        if v is None:
-            return None
-        if not isinstance(v, list):
-            raise ValueError("must be a list of tool definitions")
-        return normalize_tool_defs(v)
+        return tool_list_field(v)
 
     @property
     def needed_tools(self) -> dict[str, int]:

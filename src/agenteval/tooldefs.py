@@ -52,3 +52,12 @@ def normalize_tool_defs(raw: Iterable[Any]) -> list[dict[str, Any]]:
 def as_openai_tools(defs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The OpenAI ``tools`` request field for bare definitions."""
     return [{"type": "function", "function": d} for d in defs]
+
+
+def tool_list_field(value: Any) -> list[dict[str, Any]] | None:
+    """Validator body for a ``tools`` field: None stays None, a list is normalised."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise ValueError("must be a list of tool definitions")
+    return normalize_tool_defs(value)

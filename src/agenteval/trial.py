@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agenteval.tooldefs import normalize_tool_defs
+from agenteval.tooldefs import tool_list_field
 
 RETRY_REASONS = ("rate_limit", "server_error", "timeout", "connection")
 """Reasons a request is retried. Others may appear for custom agents."""
@@ -213,11 +213,7 @@ class Trial(BaseModel):
     @field_validator("tools", mode="before")
     @classmethod
     def _tools(cls, v: Any) -> Any:
-        if v is None:
-            return None
-        if not isinstance(v, list):
-            raise ValueError("must be a list of tool definitions")
-        return normalize_tool_defs(v)
+        return tool_list_field(v)
 
     @property
     def responded(self) -> bool:

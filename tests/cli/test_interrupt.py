@@ -13,29 +13,13 @@ from pathlib import Path
 import pytest
 
 from agenteval.rundir import iter_trials, read_header
+from conftest import fake_server_process
 
 
 @pytest.fixture(scope="module")
 def slow_server() -> Iterator[str]:
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agenteval.testing.fake_openai",
-            "--port",
-            "0",
-            "--latency-ms",
-            "400",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert p.stdout is not None
-    line = p.stdout.readline()
-    assert line.startswith("READY"), line
-    yield f"http://127.0.0.1:{line.split()[1]}/v1"
-    p.terminate()
-    p.wait(10)
+    with fake_server_process(400) as url:
+        yield url
 
 
 def _start(tmp: Path, server: str, *extra: str) -> tuple[subprocess.Popen[str], Path, Path]:

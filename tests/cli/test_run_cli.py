@@ -14,31 +14,15 @@ from pathlib import Path
 import pytest
 
 from agenteval.rundir import iter_trials, read_header
+from conftest import fake_server_process
 
 KEY = "sk-test-5f1c9a7e2b4d4c0e9a1b"
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agenteval.testing.fake_openai",
-            "--port",
-            "0",
-            "--latency-ms",
-            "20",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert p.stdout is not None
-    line = p.stdout.readline()
-    assert line.startswith("READY"), line
-    yield f"http://127.0.0.1:{line.split()[1]}/v1"
-    p.terminate()
-    p.wait(10)
+    with fake_server_process(20) as url:
+        yield url
 
 
 def _cases(path: Path, n: int, marker: str = "") -> Path:

@@ -37,7 +37,6 @@ The trial stores the transcript (``messages``) and the tool definitions offered
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 from pathlib import Path
@@ -305,6 +304,8 @@ def build_from_args(args: argparse.Namespace, policy: RetryPolicy) -> ToolLoopAg
     ``--concurrency`` and the options of :func:`add_arguments`. InputError when the endpoint,
     the model or every tool is missing.
     """
+    from agenteval.cli._common import parse_params  # command-line glue only
+
     if not getattr(args, "endpoint", None) or not getattr(args, "model", None):
         raise InputError("--agent tool-loop needs --endpoint BASE_URL and --model NAME")
     modules = list(getattr(args, "tools", None) or [])
@@ -329,21 +330,8 @@ def build_from_args(args: argparse.Namespace, policy: RetryPolicy) -> ToolLoopAg
         max_turns=int(getattr(args, "max_turns", 10)),
         policy=policy,
         limit=int(getattr(args, "concurrency", 100) or 100),
-        params=_params(list(getattr(args, "param", None) or [])),
+        params=parse_params(list(getattr(args, "param", None) or [])),
         prompt_template=template,
         tool_format=getattr(args, "tool_format", "native") or "native",
         answer_on_last_turn=bool(getattr(args, "answer_on_last_turn", False)),
     )
-
-
-def _params(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--param '{pair}' must look like key=value")
-        try:
-            out[key] = json.loads(value)
-        except ValueError:
-            out[key] = value
-    return out

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
-import sys
 import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,7 +22,7 @@ from rich.console import Console
 from agenteval._imports import load_callable
 from agenteval.benchmarks.declarative import load_benchmark_file
 from agenteval.benchmarks.registry import Benchmark, Registry, default_registry
-from agenteval.errors import EXIT_INTERRUPTED, InputError
+from agenteval.errors import InputError
 from agenteval.score import ScorerFn
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring import Scorers
@@ -138,46 +136,17 @@ def _run_one(
     extra: list[ScorerFn],
     console: Console,
 ) -> int:
-    from agenteval.cli.judge import judge_config_from_args
-    from agenteval.pricing import PriceTable, load_prices
-    from agenteval.runner import RunSettings
-    from agenteval.session import Session
+    from agenteval.cli.run import run_session
 
     scorers = Scorers([*benchmark_scorers(b, kinds), *extra])
     agent = build_agent(ns)
-    judge = None
-    config = judge_config_from_args(ns)
-    if config is not None:
-        from agenteval.judge import Judge
-
-        judge = Judge(config)
-    prices = (load_prices(ns.prices) if ns.prices else PriceTable.default()).to_dict()
-    session = Session(
+    if not ns.quiet:
+        console.print(f"benchmark {b.name}", markup=False, highlight=False)
+    return run_session(
+        ns,
         dataset=dataset,
         agent=agent,
         scorers=scorers,
         out=out,
-        settings=RunSettings(concurrency=ns.concurrency, timeout_s=ns.timeout, repeats=ns.repeats),
-        limit=ns.limit,
-        resume=ns.resume,
-        prices=prices,
-        judge=judge,
-        extra_settings={
-            "benchmark": b.name,
-            "max_retries": ns.max_retries,
-            "retry_base_s": ns.retry_base,
-            "request_timeout_s": ns.request_timeout,
-        },
+        extra_settings={"benchmark": b.name},
     )
-    if not ns.quiet:
-        console.print(f"benchmark {b.name}", markup=False, highlight=False)
-    if ns.quiet:
-        mode = "none"
-    elif sys.stderr.isatty() and not os.environ.get("CI"):
-        mode = "bar"
-    else:
-        mode = "lines"
-    result = session.run(progress=mode, console=console)
-    for note in result.notes:
-        print(f"agenteval: resume: {note}", file=sys.stderr)
-    return EXIT_INTERRUPTED if result.interrupted else 0

@@ -60,8 +60,9 @@ def load_tool_file(path: str) -> list[dict[str, Any]]:
         raise InputError(f"cannot be read ({e})", file=path) from None
     try:
         data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as e:
-        raise InputError(f"not valid JSON/YAML ({e})".replace("\n", " "), file=path) from None
+    except (ValueError, yaml.YAMLError, RecursionError) as e:
+        detail = "nested too deeply" if isinstance(e, RecursionError) else " ".join(str(e).split())
+        raise InputError(f"not valid JSON/YAML ({detail})", file=path) from None
     if isinstance(data, dict) and "tools" in data:
         data = data["tools"]
     if not isinstance(data, list):
@@ -86,6 +87,20 @@ def build_scorers(args: argparse.Namespace, extra: list[ScorerFn] | None = None)
         fns.append(load_callable(target, what="scorer", option="--scorer"))
     fns.extend(extra or [])
     return Scorers(fns)
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """``--param key=value`` pairs as request parameters; values are JSON when they parse."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--param '{pair}' must look like key=value")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
 
 
 def console_for(args: argparse.Namespace) -> Console:

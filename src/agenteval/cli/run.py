@@ -23,10 +23,11 @@ from typing import Any
 from agenteval.agents import tool_loop
 from agenteval.agents.base import Agent
 from agenteval.benchmarks import add_benchmark_args, run_benchmarks
-from agenteval.cli._common import add_scorer_args, build_scorers, console_for
+from agenteval.cli._common import add_scorer_args, build_scorers, console_for, parse_params
 from agenteval.cli.judge import add_judge_args, judge_config_from_args
 from agenteval.errors import EXIT_INTERRUPTED, InputError
 from agenteval.runner import RunSettings
+from agenteval.scoring import Scorers
 from agenteval.session import Session
 
 
@@ -113,21 +114,6 @@ def _positive_float(s: str) -> float:
     return v
 
 
-def _params(pairs: list[str]) -> dict[str, Any]:
-    import json
-
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--param '{pair}' must look like key=value")
-        try:
-            out[key] = json.loads(value)
-        except ValueError:
-            out[key] = value
-    return out
-
-
 def build_agent(args: argparse.Namespace) -> Agent:
     """The adapter the arguments name; InputError when they name none or several."""
     if args.agent == "tool-loop":
@@ -163,7 +149,7 @@ def build_agent(args: argparse.Namespace) -> Agent:
         prompt_template=template,
         policy=policy,
         limit=args.concurrency,
-        params=_params(args.param),
+        params=parse_params(args.param),
     )
 
 
@@ -184,7 +170,24 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give a DATASET file")
     out = Path(args.out or f"runs/run-{datetime.now(UTC):%Y%m%d-%H%M%S}")
     scorers = build_scorers(args)
-    agent = build_agent(args)
+    return run_session(
+        args, dataset=Path(args.dataset), agent=build_agent(args), scorers=scorers, out=out
+    )
+
+
+def run_session(
+    args: argparse.Namespace,
+    *,
+    dataset: Path,
+    agent: Agent,
+    scorers: Scorers,
+    out: Path,
+    extra_settings: dict[str, Any] | None = None,
+) -> int:
+    """Run one evaluation as the ``run`` options describe; return the exit code.
+
+    Shared by ``run`` and ``run --benchmark`` (one call per suite).
+    """
     from agenteval.pricing import PriceTable, load_prices
 
     prices = (load_prices(args.prices) if args.prices else PriceTable.default()).to_dict()
@@ -195,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
 
         judge = Judge(judge_config)
     session = Session(
-        dataset=Path(args.dataset),
+        dataset=dataset,
         agent=agent,
         scorers=scorers,
         out=out,
@@ -207,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
         prices=prices,
         judge=judge,
         extra_settings={
+            **(extra_settings or {}),
             "max_retries": args.max_retries,
             "retry_base_s": args.retry_base,
             "request_timeout_s": args.request_timeout,
