@@ -157,10 +157,13 @@ def load_prices(path: str | Path, *, include_defaults: bool = True) -> PriceTabl
         raise InputError(f"cannot be read ({e})", file=p) from None
     try:
         data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as e:
+    except (ValueError, yaml.YAMLError, RecursionError) as e:
         kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
-        raise InputError(f"not valid {kind}: {e}", file=p) from None
+        detail = (
+            " ".join(str(e).split()) if not isinstance(e, RecursionError) else "nested too deeply"
+        )
+        raise InputError(f"not valid {kind}: {detail}", file=p) from None
     if data is None:
-        data = {}
+        raise InputError("is empty: a price file needs at least one model", file=p)
     table = PriceTable.from_dict(data, source=str(p))
     return PriceTable.default().merged(table) if include_defaults else table

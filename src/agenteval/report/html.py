@@ -158,10 +158,21 @@ def trial_rows(
         yield row
 
 
+_CONTROLS = {c: chr(0x2400 + c) for c in range(32) if chr(c) not in "\t\n\r"}
+_CONTROLS.update({0x7F: "\u2421"})
+_CONTROLS.update({c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def _visible_controls(value: Any) -> Any:
+    """Untrusted text with control and bidi-override characters shown, never acted on."""
+    return value.translate(_CONTROLS) if type(value) is str else value
+
+
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("agenteval.report", "templates"),
         autoescape=True,
+        finalize=_visible_controls,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -26,10 +26,11 @@ from agenteval.rundir import iter_trials, read_header
 
 _INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_BIDI = {c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 
 def _xml_text(text: str, limit: int | None = None) -> str:
-    s = _INVALID_XML.sub("", _ANSI.sub("", text))
+    s = _INVALID_XML.sub("", _ANSI.sub("", text)).translate(_BIDI)
     if limit is not None and len(s) > limit:
         s = s[: limit - 1] + "…"
     return s
