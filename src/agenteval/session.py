@@ -167,6 +167,8 @@ class Session:
         from agenteval.cli._common import finish_run
 
         writer, done, remaining, notes = self.open()
+        for note in notes:  # said now, so that a repair is reported even if this run dies
+            print(f"agenteval: resume: {note}", file=sys.stderr, flush=True)
         ctl = _Control()
         interrupts = 0
 

@@ -268,11 +268,6 @@ def test_score_rescore_judge_killed(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli/run.py prints the resume notes (torn line dropped) only after the run ends;"
-    " when the resumed run is killed or crashes, the repair is never reported",
-)
 def test_torn_line_reported_when_resume_starts(tmp_path: Path) -> None:
     dataset = _cases(tmp_path)
     with ThreadedFake(FakeConfig(latency_ms=20)) as srv:

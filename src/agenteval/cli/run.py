@@ -223,6 +223,4 @@ def run_session(
     else:
         mode = "lines"
     result = session.run(progress=mode, console=console_for(args))
-    for note in result.notes:
-        print(f"agenteval: resume: {note}", file=sys.stderr)
     return EXIT_INTERRUPTED if result.interrupted else 0
