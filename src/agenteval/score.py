@@ -19,9 +19,14 @@ BINARY_THRESHOLD = 1.0
 GRADED_THRESHOLD = 0.5
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Score:
-    """A value in [0, 1] or None (not applicable / inconclusive), with its reason."""
+    """A value in [0, 1] or None (not applicable / inconclusive), with its reason.
+
+    Treat a Score as immutable: readers share equal Score objects between trials. (It is
+    not a frozen dataclass because a frozen one costs several times more to create, and
+    rescoring creates a dozen per trial.)
+    """
 
     value: float | None
     reason: str
@@ -31,13 +36,17 @@ class Score:
 
     def __post_init__(self) -> None:
         v = self.value
-        if v is not None:
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise TypeError(f"score value must be a number or None, got {type(v).__name__}")
-            if math.isnan(v) or not 0.0 <= v <= 1.0:
+        if v is None:
+            return
+        if type(v) is float:  # the common case, checked cheaply; NaN fails the comparison
+            if not 0.0 <= v <= 1.0:
                 raise ValueError(f"score value must be within [0, 1], got {v!r}")
-            if isinstance(v, int):
-                object.__setattr__(self, "value", float(v))
+            return
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise TypeError(f"score value must be a number or None, got {type(v).__name__}")
+        if math.isnan(v) or not 0.0 <= v <= 1.0:
+            raise ValueError(f"score value must be within [0, 1], got {v!r}")
+        self.value = float(v)
 
     @property
     def applicable(self) -> bool:
