@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _support import record_figures, run_cli, tree_bytes, write_jsonl
+from reliability_support import record_figures, run_cli, tree_bytes, write_jsonl
 
 from agenteval.cli import main
 

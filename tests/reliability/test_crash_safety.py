@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from _obeying_judge import ObeyingJudge
-from _support import (
+from reliability_support import (
     ThreadedFake,
     agenteval_cmd,
     cli_env,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import ThreadedFake, read_trials, record_figures, run_cli, write_jsonl
+from reliability_support import ThreadedFake, read_trials, record_figures, run_cli, write_jsonl
 
 from agenteval.testing.fake_openai import FakeConfig
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from _obeying_judge import ObeyingJudge, obeys
-from _support import read_trials, record_figures, run_cli, write_jsonl
+from reliability_support import read_trials, record_figures, run_cli, write_jsonl
 
 from agenteval.judge.fence import boundary_candidates
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from _obeying_judge import ObeyingJudge
-from _support import ThreadedFake, record_figures, run_cli, write_jsonl
+from reliability_support import ThreadedFake, record_figures, run_cli, write_jsonl
 
 from agenteval.testing.fake_openai import FakeConfig
 

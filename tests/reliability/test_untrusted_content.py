@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from _payload_agent import PAYLOADS
-from _support import no_traceback, record_figures, run_cli, write_jsonl
+from reliability_support import no_traceback, record_figures, run_cli, write_jsonl
 
 pytestmark = pytest.mark.reliability
 
