@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.rundir import iter_trials, read_header
-from conftest import fake_server_process
+from fake_server_util import fake_server_process
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.rundir import iter_trials, read_header
-from conftest import fake_server_process
+from fake_server_util import fake_server_process
 
 KEY = "sk-test-5f1c9a7e2b4d4c0e9a1b"
 

@@ -16,9 +16,12 @@ Definitions:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic_core import from_json
 
 from agenteval.case import Case
 from agenteval.pricing import PriceTable
@@ -38,9 +41,9 @@ from agenteval.report.model import (
     TagScorer,
     TagSummary,
 )
-from agenteval.report.percase import CaseAggregate
+from agenteval.report.percase import CaseAggregate, aggregate_cases
 from agenteval.report.sources import load_cases, price_table_of
-from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
+from agenteval.rundir import RunHeader, TrialRecord, cases_path, iter_trials, read_header
 from agenteval.score import Score
 
 INCONCLUSIVE_PREFIX = "inconclusive"
@@ -81,11 +84,38 @@ class _Moments:
         self.passed += int(passed)
 
 
+@dataclass(slots=True)
+class _Counts:
+    """One scorer's counters: plain attributes (a pydantic attribute write costs ~1 us)."""
+
+    trials: int = 0
+    errors: int = 0
+    inconclusive: int = 0
+    not_applicable: int = 0
+    judge: bool = False
+    binary: bool = True
+
+
 class _Accumulator:
-    def __init__(self, header: RunHeader, cases: Mapping[str, Case] | None, prices: PriceTable):
+    """Folds trials into a Summary. ``tags`` maps case id -> tags (absent: no tags).
+
+    With ``per_case=False`` no per-case aggregates are kept (memory flat in the number of
+    cases); :func:`summarize` then adds them in a second pass only if the run has repeats.
+    """
+
+    def __init__(
+        self,
+        header: RunHeader,
+        tags: Mapping[str, Sequence[str]] | None,
+        prices: PriceTable,
+        *,
+        per_case: bool = True,
+    ):
         self.header = header
-        self.cases = cases
+        self.tags = tags
         self.prices = prices
+        self.keep_per_case = per_case
+        self.max_repeat = 0
         self.s = Summary(
             run_id=header.run_id,
             kind=header.kind,
@@ -93,24 +123,34 @@ class _Accumulator:
             dataset_sha256=header.dataset.sha256,
         )
         self.moments: dict[str, _Moments] = {}
+        self.counts: dict[str, _Counts] = {}
+        self.tag_counts: dict[str, list[int]] = {}  # tag -> [trials, failed]
+        self.trials = 0
+        self.answered = 0
+        self.agent_tokens = [0, 0]  # input, output
+        self.agent_known_usd = 0.0
+        self.agent_unpriced_trials = 0
+        self.correct = 0
         self.tag_moments: dict[str, dict[str, _Moments]] = {}
-        self.total_lat: list[float] = []
-        self.active_lat: list[float] = []
+        self.total_lat = array("d")  # 8 bytes a value, not a float object each
+        self.active_lat = array("d")
         self.per_case: dict[str, CaseAggregate] = {}
         self.correct_by = correctness_scorer(header.scorers)
         self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
         self.unknown_models: set[str] = set()
 
     def add(self, rec: TrialRecord) -> None:
-        s = self.s
-        s.trials += 1
-        s.answered += rec.output is not None
+        self.trials += 1
+        self.answered += rec.output is not None
         if self.correct_by is None:
             self.correct_by = correctness_scorer(rec.scores)
-        agg = self.per_case.get(rec.case_id)
-        if agg is None:
-            agg = self.per_case[rec.case_id] = CaseAggregate()
-        agg.add(rec)
+        if rec.repeat > self.max_repeat:
+            self.max_repeat = rec.repeat
+        if self.keep_per_case:
+            agg = self.per_case.get(rec.case_id)
+            if agg is None:
+                agg = self.per_case[rec.case_id] = CaseAggregate()
+            agg.add(rec)
         self._scores(rec)
         self._tags(rec)
         if rec.latency.total_s is not None:
@@ -123,9 +163,10 @@ class _Accumulator:
 
     def _scores(self, rec: TrialRecord) -> None:
         for name, sc in rec.scores.items():
-            ss = self.s.scorers.get(name)
+            ss = self.counts.get(name)
             if ss is None:
-                ss = self.s.scorers[name] = ScorerSummary()
+                self.s.scorers[name] = ScorerSummary()
+                ss = self.counts[name] = _Counts()
                 self.moments[name] = _Moments()
             ss.trials += 1
             if sc.usage:
@@ -143,16 +184,17 @@ class _Accumulator:
                 self.moments[name].add(sc.value, bool(sc.passed))
 
     def _tags(self, rec: TrialRecord) -> None:
-        case = self.cases.get(rec.case_id) if self.cases else None
-        if case is None:
+        tags = self.tags.get(rec.case_id) if self.tags else None
+        if not tags:
             return
-        for tag in dict.fromkeys(case.tags):
-            ts = self.s.tags.get(tag)
+        for tag in dict.fromkeys(tags):
+            ts = self.tag_counts.get(tag)
             if ts is None:
-                ts = self.s.tags[tag] = TagSummary()
+                self.s.tags[tag] = TagSummary()
+                ts = self.tag_counts[tag] = [0, 0]
                 self.tag_moments[tag] = {}
-            ts.trials += 1
-            ts.failed += rec.failure is not None
+            ts[0] += 1
+            ts[1] += rec.failure is not None
             for name, sc in rec.scores.items():
                 if sc.value is not None and sc.error is None:
                     self.tag_moments[tag].setdefault(name, _Moments()).add(
@@ -161,15 +203,16 @@ class _Accumulator:
 
     def _cost(self, rec: TrialRecord) -> None:
         c = self.s.cost
+        tokens = self.agent_tokens
         for u in rec.usage:
-            c.agent_tokens.input += u.input_tokens
-            c.agent_tokens.output += u.output_tokens
+            tokens[0] += u.input_tokens
+            tokens[1] += u.output_tokens
         agent = self.prices.cost(rec.usage)
         if agent is None:
-            c.agent_unpriced_trials += 1
+            self.agent_unpriced_trials += 1
             self.unknown_models |= self.prices.unknown_models(rec.usage)
         else:
-            c.agent_known_usd += agent
+            self.agent_known_usd += agent
         for sc in rec.scores.values():
             if not sc.usage:
                 continue
@@ -185,7 +228,7 @@ class _Accumulator:
         if self.correct_by is not None:
             verdict = rec.scores.get(self.correct_by)
             if verdict is not None and verdict.passed:
-                c.correct += 1
+                self.correct += 1
 
     def _retries_failures(self, rec: TrialRecord) -> None:
         r = self.s.retries
@@ -222,9 +265,26 @@ class _Accumulator:
         else:
             self.attr_wrong[1] += 1
 
+    def _flush_counters(self) -> None:
+        s, c = self.s, self.s.cost
+        s.trials, s.answered = self.trials, self.answered
+        c.agent_tokens.input, c.agent_tokens.output = self.agent_tokens
+        c.agent_known_usd = self.agent_known_usd
+        c.agent_unpriced_trials = self.agent_unpriced_trials
+        c.correct = self.correct
+        for name, k in self.counts.items():
+            ss = s.scorers[name]
+            ss.trials, ss.errors, ss.inconclusive = k.trials, k.errors, k.inconclusive
+            ss.not_applicable, ss.judge, ss.binary = k.not_applicable, k.judge, k.binary
+        for tag, (trials, failed) in self.tag_counts.items():
+            s.tags[tag].trials, s.tags[tag].failed = trials, failed
+
     def finish(self) -> Summary:
+        self._flush_counters()
         s = self.s
-        s.cases = len(self.per_case)
+        # without per-case aggregates every trial is its own case: summarize() keeps them
+        # unless all repeats are 0, and a run holds each (case_id, repeat) only once
+        s.cases = len(self.per_case) if self.keep_per_case else s.trials
         for name, ss in s.scorers.items():
             m = self.moments[name]
             ss.applicable, ss.passed = m.n, m.passed
@@ -243,8 +303,8 @@ class _Accumulator:
                 ts.scorers[name] = TagScorer(
                     applicable=m.n, passed=m.passed, mean=m.mean, pass_rate=m.passed / m.n
                 )
-        s.latency.total = _distribution(self.total_lat)
-        s.latency.active = _distribution(self.active_lat)
+        s.latency.total = _distribution(self.total_lat.tolist())
+        s.latency.active = _distribution(self.active_lat.tolist())
         self._finish_cost()
         if self.correct_by is not None and self.correct_by in s.scorers:
             a = self.attr_wrong
@@ -348,16 +408,61 @@ def summarize_records(
     ``cases`` (id → Case) provides tags; without it there is no per-tag breakdown.
     ``prices`` defaults to the run's recorded table over the built-in defaults.
     """
-    acc = _Accumulator(header, cases, prices or price_table_of(header))
+    tags = {cid: c.tags for cid, c in cases.items()} if cases else None
+    acc = _Accumulator(header, tags, prices or price_table_of(header))
     for rec in records:
         acc.add(rec)
     return acc.finish()
 
 
 def summarize(run_dir: str | Path, *, prices: PriceTable | None = None) -> Summary:
-    """Read a run directory once and summarise it (see :func:`summarize_records`)."""
+    """Read a run directory and summarise it (same result as :func:`summarize_records`).
+
+    Memory stays flat in the number of trials: from the cases snapshot only the tags are
+    kept, and per-case aggregates (pass^k, flaky cases) are built in a second pass over the
+    trials only when the run has repeats (some ``repeat`` > 0).
+    """
     header = read_header(run_dir)
-    return summarize_records(header, iter_trials(run_dir), load_cases(run_dir), prices=prices)
+    acc = _Accumulator(
+        header, _case_tags(run_dir), prices or price_table_of(header), per_case=False
+    )
+    for rec in iter_trials(run_dir):
+        acc.add(rec)
+    acc.tags = None  # free the id -> tags map before finish() sorts the latencies
+    if acc.max_repeat > 0:
+        acc.keep_per_case = True
+        acc.per_case = aggregate_cases(iter_trials(run_dir))
+    return acc.finish()
+
+
+def _case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
+    """Case id -> tags, for the cases of the snapshot that have tags (None: no snapshot).
+
+    The snapshot is written by agenteval from validated cases; a line whose id or tags
+    are not well formed is validated as a Case, so that it fails as :func:`load_cases` does.
+    """
+    path = cases_path(run_dir)
+    if not path.exists():
+        return None
+    out: dict[str, tuple[str, ...]] = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                d = from_json(line)
+                cid, tags = d["id"], d.get("tags") or ()
+                ok = type(cid) is str and all(type(t) is str for t in tags)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                ok = False
+            if not ok:
+                load_cases(run_dir)  # raises InputError naming the line
+                continue
+            if tags:
+                key = tuple(tags)
+                out[cid] = shared.setdefault(key, key)
+    return out
 
 
 def write_json(

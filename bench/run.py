@@ -1,0 +1,393 @@
+"""agenteval performance benchmark: harness overhead, scorer throughput, memory.
+
+    python bench/run.py            # full: N = 2,000 and 20,000; memory at 200,000 (~10 min)
+    python bench/run.py --quick    # N = 2,000 only; memory at 2,000 vs 20,000
+    python bench/run.py --smoke    # tiny sizes, proves the script works (used by a test)
+    python bench/run.py --peers inspect_ai,deepeval,promptfoo   # add peers when installed
+
+Throughput: a fake OpenAI-compatible endpoint (``python -m agenteval.testing.fake_openai``)
+runs in its own process; against it, in the same run and alternating (the order rotates
+every round; median of ``--rounds``), we measure
+
+- the bare loop (``bench/bare_loop.py``: asyncio + aiohttp on uvloop, same requests);
+- ``agenteval run DATASET --endpoint URL --model m --concurrency 100 --quiet --out DIR``;
+- ``evaluate()`` with ``OpenAIChatAgent(URL, "m", limit=100)``, concurrency 100.
+
+``agenteval run`` is compared with the bare loop's whole process (spawn to exit: both pay
+interpreter start-up); ``evaluate()`` with the bare loop's in-process loop time (neither
+counts imports). Every agenteval trial must be answered, scored by every built-in scorer
+and written, and the run summarised; the script checks that after each measurement.
+
+Scorers: ``agenteval rescore`` on a generated run of realistic trials, and the time of
+``Scorers.apply`` alone. Memory: peak RSS of ``agenteval run`` at a small and a large N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from gen import write_rescore_run, write_run_dataset
+from peers import PEERS, peer_command
+from procs import PY, FakeServer, Measured, agenteval_cmd, check_run, check_scored, measure
+
+BENCH = Path(__file__).resolve().parent
+SCORERS = 12  # built-in deterministic scorers every trial must carry
+TARGET_RATIO = 0.9
+TARGET_RESCORE = 20_000.0
+TARGET_RSS = 1.5
+
+
+class Table:
+    """Rows printed as an aligned plain-text table."""
+
+    def __init__(self, *headers: str) -> None:
+        self.headers = headers
+        self.rows: list[tuple[str, ...]] = []
+
+    def add(self, *cells: object) -> None:
+        self.rows.append(tuple(str(c) for c in cells))
+
+    def render(self) -> str:
+        widths = [
+            max(len(r[i]) for r in [self.headers, *self.rows]) for i in range(len(self.headers))
+        ]
+        line = "  ".join("-" * w for w in widths)
+        fmt = [
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=False))
+            )
+            for r in [self.headers, *self.rows]
+        ]
+        return "\n".join([fmt[0], line, *fmt[1:]])
+
+
+def _machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 2**20:.1f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (
+        f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores{mem};"
+        f" Python {platform.python_version()}"
+    )
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def _med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def _fail(what: str, m: Measured) -> None:
+    sys.stderr.write(f"{what} failed (exit {m.rc}):\n{m.stdout[-2000:]}\n{m.stderr[-2000:]}\n")
+    raise SystemExit(1)
+
+
+def _harnesses(
+    dataset: Path, n: int, srv: FakeServer, work: Path, peers: list[str]
+) -> dict[str, Callable[[], Measured]]:
+    """name -> a function measuring one execution (checked for completeness)."""
+    url = srv.base_url
+
+    def bare() -> Measured:
+        m = measure([PY, str(BENCH / "bare_loop.py"), str(dataset), url], server=srv)
+        if m.rc != 0:
+            _fail("bare loop", m)
+        m.extra["loop_s"] = m.json_line()["loop_s"]
+        return m
+
+    def cli() -> Measured:
+        out = work / f"cli-{time.monotonic_ns()}"
+        cmd = [*agenteval_cmd(), "run", str(dataset), "--endpoint", url, "--model", "m"]
+        m = measure([*cmd, "--concurrency", "100", "--quiet", "--out", str(out)], server=srv)
+        if m.rc != 0:
+            _fail("agenteval run", m)
+        problem = check_run(out, n, SCORERS)
+        if problem:
+            sys.exit(f"agenteval run: incomplete run: {problem}")
+        shutil.rmtree(out)
+        return m
+
+    def api() -> Measured:
+        out = work / f"eval-{time.monotonic_ns()}"
+        m = measure([PY, str(BENCH / "evaluate_child.py"), str(dataset), url, str(out)], server=srv)
+        if m.rc != 0:
+            _fail("evaluate()", m)
+        problem = check_run(out, n, SCORERS)
+        if problem:
+            sys.exit(f"evaluate(): incomplete run: {problem}")
+        info = m.json_line()
+        m.extra.update(loop_s=info["loop_s"], call_cpu_s=info["cpu_s"])
+        shutil.rmtree(out)
+        return m
+
+    found: dict[str, Callable[[], Measured]] = {"bare": bare, "cli": cli, "evaluate": api}
+    for name in peers:
+        cmd, env, note = peer_command(name, dataset, url, work / f"peer-{name}")
+        if cmd is None:
+            print(f"  skipping peer {name}: {note}")
+            continue
+
+        def peer(cmd: list[str] = cmd, env: dict[str, str] = env, name: str = name) -> Measured:
+            m = measure(cmd, server=srv, env=env)
+            if m.rc != 0:
+                sys.stderr.write(f"peer {name} exited {m.rc}: {m.stderr[-500:]}\n")
+            return m
+
+        found[f"peer:{name}"] = peer
+    return found
+
+
+def throughput(
+    latencies: list[float], ns: list[int], rounds: int, work: Path, peers: list[str]
+) -> tuple[Table, dict[tuple[float, int, str], float]]:
+    table = Table(
+        "latency",
+        "N",
+        "harness",
+        "samples/s",
+        "wall s",
+        "CPU s",
+        "peak RSS MB",
+        "vs bare",
+        "server CPU",
+    )
+    ratios: dict[tuple[float, int, str], float] = {}
+    for lat in latencies:
+        with FakeServer(lat) as srv:
+            for n in ns:
+                dataset = write_run_dataset(work / f"cases-{n}.jsonl", n)
+                runs = _harnesses(dataset, n, srv, work, peers if lat == latencies[0] else [])
+                names = list(runs)
+                got: dict[str, list[Measured]] = {k: [] for k in names}
+                for r in range(rounds):
+                    order = names[r % len(names) :] + names[: r % len(names)]
+                    for name in order:
+                        got[name].append(runs[name]())
+                        print(
+                            f"  {lat:g} ms N={n} round {r + 1}: {name} {got[name][-1].wall_s:.2f}s",
+                            flush=True,
+                        )
+                _rows(table, ratios, lat, n, got)
+    return table, ratios
+
+
+def _rows(
+    table: Table,
+    ratios: dict[tuple[float, int, str], float],
+    lat: float,
+    n: int,
+    got: dict[str, list[Measured]],
+) -> None:
+    def row(label: str, ms: list[Measured], secs: list[float], ref: float | None) -> float:
+        rate = n / _med(secs)
+        srv = [m.server_cpu_s / m.wall_s for m in ms if m.server_cpu_s is not None]
+        table.add(
+            f"{lat:g} ms",
+            f"{n:,}",
+            label,
+            f"{rate:,.0f}",
+            f"{_med(secs):.2f}",
+            f"{_med([m.cpu_s for m in ms]):.2f}",
+            f"{_med([m.rss_mb for m in ms]):.0f}",
+            f"{rate / ref:.2f}x" if ref else "1.00x",
+            f"{_med(srv):.0%}" if srv else "n/a",
+        )
+        return rate
+
+    bare = got["bare"]
+    bare_proc = row("bare loop (process)", bare, [m.wall_s for m in bare], None)
+    cli = row("agenteval run (CLI)", got["cli"], [m.wall_s for m in got["cli"]], bare_proc)
+    ratios[(lat, n, "cli")] = cli / bare_proc
+    for name, ms in got.items():
+        if name.startswith("peer:"):
+            rate = row(name[5:] + " (process)", ms, [m.wall_s for m in ms], bare_proc)
+            ratios[(lat, n, name)] = rate / bare_proc
+    bare_loop = row("bare loop (in-process)", bare, [m.extra["loop_s"] for m in bare], None)
+    ev = got["evaluate"]
+    api = row("evaluate() (in-process)", ev, [m.extra["loop_s"] for m in ev], bare_loop)
+    ratios[(lat, n, "evaluate")] = api / bare_loop
+
+
+def rescore(n: int, work: Path) -> tuple[Table, float, float]:
+    src = work / "rescore-src"
+    t0 = time.perf_counter()
+    write_rescore_run(src, n)
+    print(f"  generated {n:,} trials in {time.perf_counter() - t0:.1f}s", flush=True)
+    out = work / "rescore-out"
+    m = measure([*agenteval_cmd(), "rescore", str(src), "--out", str(out), "--quiet"])
+    if m.rc != 0:
+        _fail("agenteval rescore", m)
+    problem = check_scored(out, n, SCORERS)
+    if problem:
+        sys.exit(f"agenteval rescore: {problem}")
+    a = measure([PY, str(BENCH / "scorers_child.py"), str(src)])
+    if a.rc != 0:
+        _fail("Scorers.apply", a)
+    info = a.json_line()
+    table = Table("what", "trials", "seconds", "CPU s", "trials/s", "peak RSS MB")
+    cli_rate = n / m.wall_s
+    apply_rate = info["n"] / info["apply_s"]
+    table.add(
+        "agenteval rescore (process)",
+        f"{n:,}",
+        f"{m.wall_s:.2f}",
+        f"{m.cpu_s:.2f}",
+        f"{cli_rate:,.0f}",
+        f"{m.rss_mb:.0f}",
+    )
+    table.add(
+        f"Scorers.apply alone ({info['scorers']} scorers)",
+        f"{info['n']:,}",
+        f"{info['apply_s']:.2f}",
+        "",
+        f"{apply_rate:,.0f}",
+        "",
+    )
+    shutil.rmtree(out)
+    return table, cli_rate, apply_rate
+
+
+def memory(sizes: list[int], work: Path) -> tuple[Table, list[float]]:
+    table = Table("N", "wall s", "samples/s", "CPU s", "peak RSS MB")
+    rss: list[float] = []
+    with FakeServer(0) as srv:
+        for n in sizes:
+            dataset = write_run_dataset(work / f"mem-{n}.jsonl", n)
+            out = work / f"mem-{n}"
+            cmd = [*agenteval_cmd(), "run", str(dataset), "--endpoint", srv.base_url]
+            cmd += ["--model", "m", "--concurrency", "100", "--quiet", "--out", str(out)]
+            m = measure(cmd, server=srv)
+            if m.rc != 0:
+                _fail("agenteval run", m)
+            problem = check_run(out, n, SCORERS)
+            if problem:
+                sys.exit(f"agenteval run: incomplete run: {problem}")
+            shutil.rmtree(out)
+            rss.append(m.rss_mb)
+            table.add(
+                f"{n:,}",
+                f"{m.wall_s:.1f}",
+                f"{n / m.wall_s:,.0f}",
+                f"{m.cpu_s:.1f}",
+                f"{m.rss_mb:.0f}",
+            )
+            print(f"  memory N={n}: {m.rss_mb:.0f} MB", flush=True)
+    return table, rss
+
+
+def _verdict(ok: bool) -> str:
+    return "MET" if ok else "NOT MET"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="N = 2,000 only")
+    mode.add_argument("--smoke", action="store_true", help="tiny sizes (N = 50), one round")
+    p.add_argument("--rounds", type=int, help="measurements per harness (median; default 3)")
+    p.add_argument("--peers", default="", help=f"comma-separated, among {', '.join(PEERS)}")
+    p.add_argument("--no-rescore", action="store_true", help="skip the scorer benchmark")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory benchmark")
+    p.add_argument("--rescore-n", type=int, help="trials to rescore (default 100,000)")
+    p.add_argument("--memory-n", type=int, help="the large N of the memory benchmark")
+    p.add_argument("--work", help="scratch directory (default: a new temporary one, removed)")
+    args = p.parse_args(argv)
+
+    if args.smoke:
+        ns, lats, rounds, resc, mem = [50], [0.0], 1, 200, [50, 200]
+    elif args.quick:
+        ns, lats, rounds, resc, mem = [2000], [50.0, 0.0], 3, 100_000, [2000, 20_000]
+    else:
+        ns, lats, rounds, resc, mem = [2000, 20_000], [50.0, 0.0], 3, 100_000, [2000, 200_000]
+    rounds = args.rounds or rounds
+    resc = args.rescore_n or resc
+    mem = [mem[0], args.memory_n or mem[1]]
+    peers = [x.strip() for x in args.peers.split(",") if x.strip()]
+
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="agenteval-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    print("agenteval benchmark")
+    print(f"command: python bench/run.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"machine: {_machine()}")
+    print(f"load average at start: {_load()}")
+    print(f"agenteval: {' '.join(agenteval_cmd())}; concurrency 100; median of {rounds}\n")
+    try:
+        print("== throughput ==", flush=True)
+        tput, ratios = throughput(lats, ns, rounds, work, peers)
+        print(tput.render(), "\n", flush=True)
+        results: list[tuple[str, bool]] = []
+        for (lat, n, who), r in sorted(ratios.items()):
+            if who in ("cli", "evaluate"):
+                name = "agenteval run" if who == "cli" else "evaluate()"
+                results.append(
+                    (
+                        f"{name} >= {TARGET_RATIO}x bare loop at {lat:g} ms, N={n:,}: {r:.2f}x",
+                        r >= TARGET_RATIO,
+                    )
+                )
+        if not args.no_rescore:
+            print(f"== scorer throughput ({resc:,} trials, every deterministic scorer) ==")
+            table, cli_rate, apply_rate = rescore(resc, work)
+            print(table.render(), "\n", flush=True)
+            results.append(
+                (
+                    f"rescore >= {TARGET_RESCORE:,.0f} trials/s (one core):"
+                    f" agenteval rescore {cli_rate:,.0f}/s",
+                    cli_rate >= TARGET_RESCORE,
+                )
+            )
+            results.append(
+                (f"  Scorers.apply alone {apply_rate:,.0f}/s", apply_rate >= TARGET_RESCORE)
+            )
+        if not args.no_memory:
+            print(f"== memory (agenteval run, 0 ms latency, N = {mem[0]:,} vs {mem[1]:,}) ==")
+            table, rss = memory(mem, work)
+            print(table.render(), "\n", flush=True)
+            results.append(
+                (
+                    f"peak RSS at N={mem[1]:,} within {TARGET_RSS}x of N={mem[0]:,}:"
+                    f" {rss[1] / rss[0]:.2f}x",
+                    rss[1] <= TARGET_RSS * rss[0],
+                )
+            )
+        print("== targets ==")
+        for text, ok in results:
+            print(f"[{_verdict(ok):>7}] {text}")
+        print(
+            f"\nload average at end: {_load()}; benchmark took {time.perf_counter() - started:.0f}s"
+        )
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
