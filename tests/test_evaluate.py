@@ -72,3 +72,22 @@ def test_bad_dataset_fails_before_the_agent_is_called(tmp_path: Path) -> None:
         )
     assert called == []
     assert not (tmp_path / "bad").exists()
+
+
+def test_live_summary_equals_the_summary_read_back_from_the_files(tmp_path: Path) -> None:
+    from agenteval.report import summarize
+
+    def agent(case: Case, repeat: int) -> dict[str, object]:
+        if case.id == "odd" and repeat == 1:
+            raise RuntimeError("flaky crash")
+        return {
+            "output": answer(case),
+            "usage": {"model": "gpt-4o-mini", "input_tokens": 7, "output_tokens": 3},
+        }
+
+    run = evaluate(CASES, agent, scorers=[short], out=tmp_path / "live", repeats=3)
+    stored = run.summary
+    again = summarize(tmp_path / "live").model_dump(mode="json")
+    assert stored == again
+    assert stored["failed"] == 1 and stored["repeats"] is not None
+    assert stored["tags"]["hard"]["trials"] == 3

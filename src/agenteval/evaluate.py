@@ -119,7 +119,7 @@ async def aevaluate(
     writer, done, _, _ = session.open()
     with writer:
         await session.arun(writer, done, RunProgress(), _Control())
-        finish_run(writer, _quiet_console(), show=False)
+        finish_run(writer, _quiet_console(), show=False, live=session.live)
     return Run(session.out)
 
 

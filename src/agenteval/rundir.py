@@ -19,7 +19,7 @@ import json
 import math
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -230,6 +230,8 @@ class RunWriter:
         self._fh = fh
         self.written = 0
         self._frags: dict[_ScoreKey, str] = {}
+        self.observer: Callable[[Trial, dict[str, Score]], None] | None = None
+        """Called after each append (e.g. a live summary), never for resumed trials."""
 
     @classmethod
     def create(
@@ -297,10 +299,12 @@ class RunWriter:
         return w, done, notes
 
     def append(self, trial: Trial, scores: dict[str, Score]) -> None:
-        """Write one trial line and flush it to the OS."""
+        """Write one trial line and flush it to the OS; then tell the observer, if any."""
         self._fh.write(_trial_line(trial, scores, self._frags))
         self._fh.flush()
         self.written += 1
+        if self.observer is not None:
+            self.observer(trial, scores)
 
     def finish(self, summary: dict[str, Any] | None) -> None:
         """Record the summary and the finish time in ``run.json``."""

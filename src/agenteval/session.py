@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import shutil
 import signal
 import sys
@@ -17,21 +16,24 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from agenteval.agents.base import Agent
 from agenteval.case import Case
-from agenteval.dataset import canonical_case_json, iter_cases, scan_dataset
+from agenteval.cli._common import finish_run, live_summary
+from agenteval.dataset import scan_dataset
 from agenteval.errors import InputError
 from agenteval.rundir import CASES, DatasetRef, RunHeader, RunWriter, read_header
 from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_trials, work_items
 from agenteval.scoring import Scorers
 from agenteval.secrets import redact_mapping
 from agenteval.trial import Trial
+
+if TYPE_CHECKING:
+    from agenteval.report.summary import LiveSummary
 
 
 @dataclass(slots=True)
@@ -58,9 +60,15 @@ class Session:
     judge: Any | None = None  # agenteval.judge.Judge: start(), close(), score(), describe()
     extra_settings: dict[str, Any] = field(default_factory=dict)
 
+    live: LiveSummary | None = None
+    """Fed as trials are written (fresh runs); None after a resume (summary re-read)."""
+
     def _cases(self) -> Iterator[Case]:
-        cases = iter_cases(self.dataset)
-        return islice(cases, self.limit) if self.limit else cases
+        """The cases to run, from the run's validated snapshot (already limited)."""
+        with open(self.out / CASES, "rb") as f:
+            for line in f:
+                if line.strip():
+                    yield Case.model_validate_json(line)
 
     def open(self) -> tuple[RunWriter, set[tuple[str, int]], int, list[str]]:
         """Validate the dataset, create or reopen the run; nothing runs yet."""
@@ -82,6 +90,7 @@ class Session:
             shutil.move(snapshot, self.out / CASES)
         finally:
             snapshot.unlink(missing_ok=True)
+        self.live = live_summary(writer)
         total = min(ref.cases, self.limit) if self.limit else ref.cases
         return writer, set(), total * self.settings.repeats, []
 
@@ -90,27 +99,25 @@ class Session:
         cases and write the cases snapshot (the first ``limit`` cases) to a temporary file
         that :meth:`open` moves into the run once the run exists.
 
-        Same checks, errors and results as :func:`scan_dataset` followed by
-        :func:`write_cases`, with one validation pass over the dataset instead of two.
+        One validation pass over the dataset (:func:`scan_dataset` writes the snapshot as
+        it goes).
         """
         parent = self.out.parent if self.out.parent.is_dir() else Path(tempfile.gettempdir())
         tmp = parent / f".agenteval-cases-{uuid.uuid4().hex}.tmp"
+        written = 0
+
+        def snapshot(case: Case) -> None:
+            nonlocal written
+            if not self.limit or written < self.limit:
+                f.write(case.model_dump_json(exclude_defaults=True) + "\n")
+                written += 1
+
         try:
-            digest = hashlib.sha256()
-            ids: set[str] = set()
             with open(tmp, "x", encoding="utf-8") as f:
-                for case in iter_cases(self.dataset):
-                    if case.id in ids:
-                        scan_dataset(self.dataset)  # raises the error naming both lines
-                        raise InputError(f"duplicate id {case.id!r}", file=self.dataset)
-                    ids.add(case.id)
-                    digest.update(canonical_case_json(case).encode("utf-8") + b"\n")
-                    if not self.limit or len(ids) <= self.limit:
-                        f.write(case.model_dump_json(exclude_defaults=True) + "\n")
+                ref = scan_dataset(self.dataset, on_case=snapshot)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        ref = DatasetRef(path=str(Path(self.dataset)), sha256=digest.hexdigest(), cases=len(ids))
         return tmp, ref
 
     def _create(self, ref: DatasetRef) -> RunWriter:
@@ -164,8 +171,6 @@ class Session:
         Ctrl-C once: no new trials start and those in flight finish. Twice: those in flight
         are cancelled and recorded as ``cancelled``. The summary is written either way.
         """
-        from agenteval.cli._common import finish_run
-
         writer, done, remaining, notes = self.open()
         for note in notes:  # said now, so that a repair is reported even if this run dies
             print(f"agenteval: resume: {note}", file=sys.stderr, flush=True)
@@ -195,7 +200,9 @@ class Session:
 
         with writer:
             run_event_loop(main())
-            finish_run(writer, console or Console(quiet=True), show=console is not None)
+            finish_run(
+                writer, console or Console(quiet=True), show=console is not None, live=self.live
+            )
         return SessionResult(self.out, interrupted=interrupts > 0, notes=notes)
 
 

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -19,6 +19,9 @@ from agenteval.score import ScorerFn
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring import Scorers
 from agenteval.tooldefs import normalize_tool_defs
+
+if TYPE_CHECKING:
+    from agenteval.report.summary import LiveSummary
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -116,11 +119,26 @@ def console_for(args: argparse.Namespace) -> Console:
     )
 
 
-def finish_run(writer: RunWriter, console: Console, *, show: bool = True) -> dict[str, Any]:
-    """Summarise what the run directory now holds, store it in run.json and print it."""
+def live_summary(writer: RunWriter) -> LiveSummary:
+    """Count every trial the writer appends from now on (call right after creating it)."""
+    from agenteval.report.summary import LiveSummary
+
+    live = LiveSummary(writer.run_dir, writer.header)
+    writer.observer = live.add
+    return live
+
+
+def finish_run(
+    writer: RunWriter, console: Console, *, show: bool = True, live: LiveSummary | None = None
+) -> dict[str, Any]:
+    """Summarise the run, store the summary in run.json and print it.
+
+    With ``live`` (fed as trials were appended) the trials are not read back; without it
+    (e.g. after ``--resume``) the run directory is summarised from its files.
+    """
     from agenteval.report import render_terminal, summarize
 
-    summary = summarize(writer.run_dir)
+    summary = live.finish() if live is not None else summarize(writer.run_dir)
     data = summary.model_dump(mode="json")
     writer.finish(data)
     if show:

@@ -120,13 +120,14 @@ def _duplicate(p: Path, line: int | None, case_id: str, first: int | None) -> In
     return InputError(f"duplicate id {case_id!r} ({at})", file=p, line=line, field="id")
 
 
-def scan_dataset(path: str | Path) -> DatasetRef:
+def scan_dataset(path: str | Path, *, on_case: Callable[[Case], None] | None = None) -> DatasetRef:
     """Validate a whole dataset in one pass, before any agent is called.
 
     Checks every case and that ids are unique (a duplicate is an error naming both lines).
     Returns the path, the number of cases and the sha256 of the canonical JSON of the cases
     in file order (one :func:`canonical_case_json` line each, newline-terminated). Memory:
-    only the ids (and their lines) are kept.
+    only the ids (and their lines) are kept. ``on_case`` sees each valid case in order
+    (e.g. to write a snapshot in the same pass).
     """
     p = checked_file(path)
     digest = hashlib.sha256()
@@ -136,6 +137,8 @@ def scan_dataset(path: str | Path) -> DatasetRef:
             raise _duplicate(p, line, case.id, first_line[case.id])
         first_line[case.id] = line
         digest.update(canonical_case_json(case).encode("utf-8") + b"\n")
+        if on_case is not None:
+            on_case(case)
     return DatasetRef(path=str(p), sha256=digest.hexdigest(), cases=len(first_line))
 
 

@@ -45,6 +45,7 @@ from agenteval.report.percase import CaseAggregate, aggregate_cases
 from agenteval.report.sources import load_cases, price_table_of
 from agenteval.rundir import RunHeader, TrialRecord, cases_path, iter_trials, read_header
 from agenteval.score import Score
+from agenteval.trial import Trial
 
 INCONCLUSIVE_PREFIX = "inconclusive"
 HISTOGRAM_BINS = 20
@@ -433,6 +434,34 @@ def summarize(run_dir: str | Path, *, prices: PriceTable | None = None) -> Summa
         acc.keep_per_case = True
         acc.per_case = aggregate_cases(iter_trials(run_dir))
     return acc.finish()
+
+
+class LiveSummary:
+    """A run's summary fed trial by trial as the run appends them, so that a fresh run
+    need not read its trials back at the end. Gives the same Summary as :func:`summarize`
+    on the finished directory (with repeats, per-case aggregates come from one pass over
+    the file in :meth:`finish`, as there).
+    """
+
+    def __init__(self, run_dir: str | Path, header: RunHeader) -> None:
+        self.run_dir = Path(run_dir)
+        self._acc = _Accumulator(
+            header, _case_tags(run_dir), price_table_of(header), per_case=False
+        )
+
+    def add(self, trial: Trial, scores: Mapping[str, Score]) -> None:
+        """Count one trial as it is written."""
+        fields = dict(trial.__dict__)
+        fields.pop("scores", None)
+        self._acc.add(TrialRecord.model_construct(**fields, scores=dict(scores)))
+
+    def finish(self) -> Summary:
+        acc = self._acc
+        acc.tags = None
+        if acc.max_repeat > 0:
+            acc.keep_per_case = True
+            acc.per_case = aggregate_cases(iter_trials(self.run_dir))
+        return acc.finish()
 
 
 def _case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
