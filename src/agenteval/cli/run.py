@@ -24,7 +24,7 @@ from agenteval.agents import tool_loop
 from agenteval.agents.base import Agent
 from agenteval.benchmarks import add_benchmark_args, run_benchmarks
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, parse_params
-from agenteval.cli.judge import add_judge_args, judge_config_from_args
+from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.errors import EXIT_INTERRUPTED, InputError
 from agenteval.runner import RunSettings
 from agenteval.scoring import Scorers

@@ -6,7 +6,9 @@ JUnit XML and Markdown all render the same Summary.
 
 from __future__ import annotations
 
-from agenteval.report.html import write_html
+from pathlib import Path
+
+from agenteval.pricing import PriceTable
 from agenteval.report.junit import write_junit
 from agenteval.report.markdown import write_markdown
 from agenteval.report.model import Summary
@@ -25,3 +27,15 @@ __all__ = [
     "write_junit",
     "write_markdown",
 ]
+
+
+def write_html(
+    run_dir: str | Path, out_path: str | Path, *, prices: PriceTable | None = None
+) -> Summary:
+    """Write the self-contained HTML report (see :func:`agenteval.report.html.write_html`).
+
+    The HTML module (jinja2) is imported on first use, not by every command.
+    """
+    from agenteval.report import html
+
+    return html.write_html(run_dir, out_path, prices=prices)
