@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.case import Case
-from agenteval.cli.judge import parse_rubric_spec
+from agenteval.cli.judge_args import parse_rubric_spec
 from agenteval.errors import InputError
 from agenteval.judge import BUILTIN_RUBRICS, SCALES, Rubric, load_rubric, not_applicable_reason
 from agenteval.trial import ToolCall, Trial
