@@ -177,6 +177,8 @@ def _parse_trial_line(
             data = json.loads(line)
         except ValueError as e:
             raise InputError(f"not valid JSON ({e})", file=file, line=lineno) from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply", file=file, line=lineno) from None
     if not isinstance(data, dict):
         raise InputError("a trial must be a JSON object", file=file, line=lineno)
     raw_scores = data.pop("scores", None) or {}
@@ -189,6 +191,8 @@ def _parse_trial_line(
         raise InputError(err["msg"], file=file, line=lineno, field=field) from None
     except (TypeError, ValueError, AttributeError) as e:
         raise InputError(f"bad score: {e}", file=file, line=lineno, field="scores") from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", file=file, line=lineno) from None
     trial.scores = scores
     return trial
 
@@ -351,20 +355,36 @@ def read_header(run_dir: str | Path) -> RunHeader:
 
 
 def iter_trials(run_dir: str | Path) -> Iterator[TrialRecord]:
-    """Stream the trials of a run, skipping a torn last line."""
+    """Stream the trials of a run, skipping a torn last line.
+
+    A second line for the same (case_id, repeat) is an InputError naming both lines: a
+    run holds each trial once, and counting one twice would skew every statistic.
+    """
     path = Path(run_dir) / TRIALS
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         raise InputError("is not a run directory (no trials.jsonl)", file=path.parent) from None
+    except OSError as e:
+        raise InputError(f"cannot be read ({e.strerror or e})", file=path) from None
     cache: dict[tuple[Any, ...], Score] = {}
+    seen: dict[tuple[str, int], int] = {}
     name = str(path)
     with f:
         for lineno, raw in enumerate(f, 1):
             if not raw.endswith(b"\n"):
                 break  # torn last line: the writer died mid-line
             if raw.strip():
-                yield _parse_trial_line(raw, name, lineno, cache)
+                rec = _parse_trial_line(raw, name, lineno, cache)
+                first = seen.setdefault(rec.key, lineno)
+                if first != lineno:
+                    raise InputError(
+                        f"a second trial for case '{rec.case_id}' repeat {rec.repeat}"
+                        f" (first at line {first})",
+                        file=name,
+                        line=lineno,
+                    )
+                yield rec
 
 
 def write_cases(run_dir: Path, cases: Iterator[Case] | list[Case]) -> None:

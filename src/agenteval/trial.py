@@ -41,7 +41,7 @@ FAILURE_CAUSES = (
 class ToolCall(BaseModel):
     """One call the agent made to a tool, in the order it was made."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     id: str | None = Field(default=None, description="The call id given by the model, if any.")
     name: str = Field(description="The tool's name, as the agent called it.")
@@ -99,7 +99,7 @@ class ToolCall(BaseModel):
 class Usage(BaseModel):
     """Tokens used by one model during a trial (or a judgment)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     model: str | None = Field(default=None, description="Model name; None when unknown.")
     input_tokens: int = Field(default=0, ge=0)
@@ -119,7 +119,7 @@ class Usage(BaseModel):
 class Latency(BaseModel):
     """Time the trial took. None means unknown (e.g. a trial file from elsewhere)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     total_s: float | None = Field(
         default=None, ge=0, description="What a user waits: wall clock, retries and waits included."
@@ -132,7 +132,7 @@ class Latency(BaseModel):
 class Retry(BaseModel):
     """One retried request: why, and how long we waited before trying again."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     reason: str = Field(description="rate_limit, server_error, timeout, connection, ...")
     wait_s: float = Field(ge=0, description="Back-off before the next attempt.")
@@ -142,7 +142,7 @@ class Retry(BaseModel):
 class Failure(BaseModel):
     """Why a trial did not end with an answer."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     cause: str = Field(description="One of FAILURE_CAUSES (or a custom cause).")
     message: str = Field(default="", description="What happened, secrets removed.")
@@ -151,7 +151,7 @@ class Failure(BaseModel):
 class Trial(BaseModel):
     """One attempt of the agent at one case."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     case_id: str = Field(description="The id of the case this trial attempts.")
     repeat: int = Field(default=0, ge=0, description="0-based index among repeats of a case.")

@@ -428,16 +428,7 @@ def _check(entry: Entry, code: int, err: str) -> str | None:
     return None
 
 
-XFAIL = {
-    "run_trials_directory": "rundir.iter_trials opens trials.jsonl without catching"
-    " IsADirectoryError: traceback instead of an InputError",
-    "run_trials_deep": "rundir._parse_trial_line lets RecursionError/ValueError('recursion limit"
-    " exceeded') from a deeply nested line escape: traceback instead of an InputError",
-    "run_trials_infinity": "rundir's trial reader accepts Infinity in latency.total_s (the"
-    " trial-file reader for `score` rejects it); report/summary.py then crashes converting it",
-    "run_trials_duplicate": "rundir.iter_trials accepts a second trial for the same (case_id,"
-    " repeat); report/rescore/judge silently count it twice",
-}
+XFAIL: dict[str, str] = {}
 
 
 def _params() -> list[object]:
