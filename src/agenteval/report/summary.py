@@ -140,30 +140,36 @@ class _Accumulator:
         self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
         self.unknown_models: set[str] = set()
 
-    def add(self, rec: TrialRecord) -> None:
+    def add(self, rec: Trial, scores: Mapping[str, Score] | None = None) -> None:
+        """Count one trial; ``scores`` defaults to ``rec.scores`` (a TrialRecord)."""
+        if scores is None:
+            if not isinstance(rec, TrialRecord):
+                raise TypeError("a Trial without a scores mapping")
+            scores = rec.scores
+        sc = scores
         self.trials += 1
         self.answered += rec.output is not None
         if self.correct_by is None:
-            self.correct_by = correctness_scorer(rec.scores)
+            self.correct_by = correctness_scorer(sc)
         if rec.repeat > self.max_repeat:
             self.max_repeat = rec.repeat
-        if self.keep_per_case:
+        if self.keep_per_case and isinstance(rec, TrialRecord):
             agg = self.per_case.get(rec.case_id)
             if agg is None:
                 agg = self.per_case[rec.case_id] = CaseAggregate()
             agg.add(rec)
-        self._scores(rec)
-        self._tags(rec)
+        self._scores(sc)
+        self._tags(rec, sc)
         if rec.latency.total_s is not None:
             self.total_lat.append(rec.latency.total_s)
         if rec.latency.active_s is not None:
             self.active_lat.append(rec.latency.active_s)
-        self._cost(rec)
+        self._cost(rec, sc)
         self._retries_failures(rec)
-        self._attribution(rec)
+        self._attribution(rec, sc)
 
-    def _scores(self, rec: TrialRecord) -> None:
-        for name, sc in rec.scores.items():
+    def _scores(self, scores: Mapping[str, Score]) -> None:
+        for name, sc in scores.items():
             ss = self.counts.get(name)
             if ss is None:
                 self.s.scorers[name] = ScorerSummary()
@@ -184,7 +190,7 @@ class _Accumulator:
                     ss.binary = False
                 self.moments[name].add(sc.value, bool(sc.passed))
 
-    def _tags(self, rec: TrialRecord) -> None:
+    def _tags(self, rec: Trial, scores: Mapping[str, Score]) -> None:
         tags = self.tags.get(rec.case_id) if self.tags else None
         if not tags:
             return
@@ -196,13 +202,13 @@ class _Accumulator:
                 self.tag_moments[tag] = {}
             ts[0] += 1
             ts[1] += rec.failure is not None
-            for name, sc in rec.scores.items():
+            for name, sc in scores.items():
                 if sc.value is not None and sc.error is None:
                     self.tag_moments[tag].setdefault(name, _Moments()).add(
                         sc.value, bool(sc.passed)
                     )
 
-    def _cost(self, rec: TrialRecord) -> None:
+    def _cost(self, rec: Trial, scores: Mapping[str, Score]) -> None:
         c = self.s.cost
         tokens = self.agent_tokens
         for u in rec.usage:
@@ -214,7 +220,7 @@ class _Accumulator:
             self.unknown_models |= self.prices.unknown_models(rec.usage)
         else:
             self.agent_known_usd += agent
-        for sc in rec.scores.values():
+        for sc in scores.values():
             if not sc.usage:
                 continue
             for u in sc.usage:
@@ -227,11 +233,11 @@ class _Accumulator:
             else:
                 c.judge_known_usd += judge
         if self.correct_by is not None:
-            verdict = rec.scores.get(self.correct_by)
+            verdict = scores.get(self.correct_by)
             if verdict is not None and verdict.passed:
                 self.correct += 1
 
-    def _retries_failures(self, rec: TrialRecord) -> None:
+    def _retries_failures(self, rec: Trial) -> None:
         r = self.s.retries
         if rec.retries:
             r.trials_with_retries += 1
@@ -252,13 +258,13 @@ class _Accumulator:
             if len(cc.examples) < MAX_EXAMPLES and rec.case_id not in cc.examples:
                 cc.examples.append(rec.case_id)
 
-    def _attribution(self, rec: TrialRecord) -> None:
+    def _attribution(self, rec: Trial, scores: Mapping[str, Score]) -> None:
         if self.correct_by is None or rec.output is None:
             return  # a trial without an answer is a failure, not a wrong answer
-        sc = rec.scores.get(self.correct_by)
+        sc = scores.get(self.correct_by)
         if sc is None or sc.passed is not False:
             return
-        recall = rec.scores.get("retrieval_recall")
+        recall = scores.get("retrieval_recall")
         if recall is None or recall.value is None:
             self.attr_wrong[2] += 1
         elif recall.value < 1.0:
@@ -451,9 +457,7 @@ class LiveSummary:
 
     def add(self, trial: Trial, scores: Mapping[str, Score]) -> None:
         """Count one trial as it is written."""
-        fields = dict(trial.__dict__)
-        fields.pop("scores", None)
-        self._acc.add(TrialRecord.model_construct(**fields, scores=dict(scores)))
+        self._acc.add(trial, scores)
 
     def finish(self) -> Summary:
         acc = self._acc
