@@ -33,7 +33,7 @@ from agenteval.secrets import redact_mapping
 from agenteval.trial import Trial
 
 if TYPE_CHECKING:
-    from agenteval.report.summary import LiveSummary
+    from agenteval.report.live import LiveSummary
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from agenteval.scoring import Scorers
 from agenteval.tooldefs import normalize_tool_defs
 
 if TYPE_CHECKING:
-    from agenteval.report.summary import LiveSummary
+    from agenteval.report.live import LiveSummary
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -121,7 +121,7 @@ def console_for(args: argparse.Namespace) -> Console:
 
 def live_summary(writer: RunWriter) -> LiveSummary:
     """Count every trial the writer appends from now on (call right after creating it)."""
-    from agenteval.report.summary import LiveSummary
+    from agenteval.report.live import LiveSummary
 
     live = LiveSummary(writer.run_dir, writer.header)
     writer.observer = live.add

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from agenteval.case import Case
 from agenteval.errors import InputError
@@ -38,3 +39,33 @@ def price_table_of(header: RunHeader) -> PriceTable:
     if header.prices:
         table = table.merged(PriceTable.from_dict(header.prices, source="run.json prices"))
     return table
+
+
+def case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
+    """Case id -> tags, for the cases of the snapshot that have tags (None: no snapshot).
+
+    The snapshot is written by agenteval from validated cases; a line whose id or tags
+    are not well formed is validated as a Case, so that it fails as :func:`load_cases` does.
+    """
+    path = cases_path(run_dir)
+    if not path.exists():
+        return None
+    out: dict[str, tuple[str, ...]] = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                d = from_json(line)
+                cid, tags = d["id"], d.get("tags") or ()
+                ok = type(cid) is str and all(type(t) is str for t in tags)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                ok = False
+            if not ok:
+                load_cases(run_dir)  # raises InputError naming the line
+                continue
+            if tags:
+                key = tuple(tags)
+                out[cid] = shared.setdefault(key, key)
+    return out

@@ -21,35 +21,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic_core import from_json
-
 from agenteval.case import Case
 from agenteval.pricing import PriceTable
 from agenteval.report import stats
+from agenteval.report.distributions import distribution, repeat_summary
 from agenteval.report.model import (
     Attribution,
     CauseCount,
-    Distribution,
-    FlakyCase,
-    HistogramBin,
     Interval,
     ReasonCount,
-    RepeatScorer,
-    RepeatSummary,
     ScorerSummary,
     Summary,
     TagScorer,
     TagSummary,
 )
 from agenteval.report.percase import CaseAggregate, aggregate_cases
-from agenteval.report.sources import load_cases, price_table_of
-from agenteval.rundir import RunHeader, TrialRecord, cases_path, iter_trials, read_header
+from agenteval.report.sources import case_tags, price_table_of
+from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
 from agenteval.score import Score
 from agenteval.trial import Trial
 
 INCONCLUSIVE_PREFIX = "inconclusive"
-HISTOGRAM_BINS = 20
-MAX_FLAKY = 100
 MAX_EXAMPLES = 5
 
 
@@ -310,8 +302,8 @@ class _Accumulator:
                 ts.scorers[name] = TagScorer(
                     applicable=m.n, passed=m.passed, mean=m.mean, pass_rate=m.passed / m.n
                 )
-        s.latency.total = _distribution(self.total_lat.tolist())
-        s.latency.active = _distribution(self.active_lat.tolist())
+        s.latency.total = distribution(self.total_lat.tolist())
+        s.latency.active = distribution(self.active_lat.tolist())
         self._finish_cost()
         if self.correct_by is not None and self.correct_by in s.scorers:
             a = self.attr_wrong
@@ -322,7 +314,7 @@ class _Accumulator:
                 model=a[1],
                 unknown=a[2],
             )
-        s.repeats = _repeats(self.per_case)
+        s.repeats = repeat_summary(self.per_case)
         s.methods = {
             "pass_rate_ci": "Wilson score interval, 95%",
             "mean_ci": "Student t-interval, 95%, clipped to [0, 1]",
@@ -349,58 +341,6 @@ class _Accumulator:
                 c.per_correct_usd = c.total_usd / c.correct
         if c.agent_usd is not None and c.correct:
             c.agent_per_correct_usd = c.agent_usd / c.correct
-
-
-def _distribution(values: list[float]) -> Distribution:
-    if not values:
-        return Distribution()
-    values.sort()
-    top = values[-1]
-    width = top / HISTOGRAM_BINS if top > 0 else 1.0
-    counts = [0] * HISTOGRAM_BINS
-    for v in values:
-        counts[min(int(v / width), HISTOGRAM_BINS - 1)] += 1
-    return Distribution(
-        n=len(values),
-        mean=sum(values) / len(values),
-        p50=stats.percentile(values, 50),
-        p95=stats.percentile(values, 95),
-        max=top,
-        histogram=[
-            HistogramBin(low=i * width, high=(i + 1) * width, count=n) for i, n in enumerate(counts)
-        ],
-    )
-
-
-def _repeats(per_case: Mapping[str, CaseAggregate]) -> RepeatSummary | None:
-    k = max((a.trials for a in per_case.values()), default=0)
-    if k < 2:
-        return None
-    rep = RepeatSummary(k=k)
-    sums: dict[str, list[float]] = {}
-    for case_id, agg in per_case.items():
-        flaky: list[str] = []
-        for name, cs in agg.scores.items():
-            n, c = cs.applicable, cs.passed
-            if n >= 2 and 0 < c < n:
-                flaky.append(name)
-            if n < 1:
-                continue
-            kk = min(k, n)
-            acc = sums.setdefault(name, [0.0, 0.0, 0.0, 0.0])
-            acc[0] += 1
-            acc[1] += c / n
-            acc[2] += stats.pass_at_k(n, c, kk)
-            acc[3] += stats.pass_hat_k(n, c, kk)
-        if flaky:
-            rep.flaky_count += 1
-            if len(rep.flaky) < MAX_FLAKY:
-                rep.flaky.append(FlakyCase(case_id=case_id, scorers=sorted(flaky)))
-    for name, (cnt, p1, pk, phk) in sums.items():
-        rep.scorers[name] = RepeatScorer(
-            cases=int(cnt), pass_at_1=p1 / cnt, pass_at_k=pk / cnt, pass_hat_k=phk / cnt
-        )
-    return rep
 
 
 def summarize_records(
@@ -430,9 +370,7 @@ def summarize(run_dir: str | Path, *, prices: PriceTable | None = None) -> Summa
     trials only when the run has repeats (some ``repeat`` > 0).
     """
     header = read_header(run_dir)
-    acc = _Accumulator(
-        header, _case_tags(run_dir), prices or price_table_of(header), per_case=False
-    )
+    acc = _Accumulator(header, case_tags(run_dir), prices or price_table_of(header), per_case=False)
     for rec in iter_trials(run_dir):
         acc.add(rec)
     acc.tags = None  # free the id -> tags map before finish() sorts the latencies
@@ -440,62 +378,6 @@ def summarize(run_dir: str | Path, *, prices: PriceTable | None = None) -> Summa
         acc.keep_per_case = True
         acc.per_case = aggregate_cases(iter_trials(run_dir))
     return acc.finish()
-
-
-class LiveSummary:
-    """A run's summary fed trial by trial as the run appends them, so that a fresh run
-    need not read its trials back at the end. Gives the same Summary as :func:`summarize`
-    on the finished directory (with repeats, per-case aggregates come from one pass over
-    the file in :meth:`finish`, as there).
-    """
-
-    def __init__(self, run_dir: str | Path, header: RunHeader) -> None:
-        self.run_dir = Path(run_dir)
-        self._acc = _Accumulator(
-            header, _case_tags(run_dir), price_table_of(header), per_case=False
-        )
-
-    def add(self, trial: Trial, scores: Mapping[str, Score]) -> None:
-        """Count one trial as it is written."""
-        self._acc.add(trial, scores)
-
-    def finish(self) -> Summary:
-        acc = self._acc
-        acc.tags = None
-        if acc.max_repeat > 0:
-            acc.keep_per_case = True
-            acc.per_case = aggregate_cases(iter_trials(self.run_dir))
-        return acc.finish()
-
-
-def _case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
-    """Case id -> tags, for the cases of the snapshot that have tags (None: no snapshot).
-
-    The snapshot is written by agenteval from validated cases; a line whose id or tags
-    are not well formed is validated as a Case, so that it fails as :func:`load_cases` does.
-    """
-    path = cases_path(run_dir)
-    if not path.exists():
-        return None
-    out: dict[str, tuple[str, ...]] = {}
-    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-    with open(path, "rb") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                d = from_json(line)
-                cid, tags = d["id"], d.get("tags") or ()
-                ok = type(cid) is str and all(type(t) is str for t in tags)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                ok = False
-            if not ok:
-                load_cases(run_dir)  # raises InputError naming the line
-                continue
-            if tags:
-                key = tuple(tags)
-                out[cid] = shared.setdefault(key, key)
-    return out
 
 
 def write_json(
