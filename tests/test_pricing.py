@@ -89,3 +89,17 @@ def test_unreadable_or_malformed_files(tmp_path: Path) -> None:
     lst.write_text("- a\n- b\n")
     with pytest.raises(InputError, match="must map model names"):
         load_prices(lst)
+
+
+def test_lookup_answers_the_same_when_asked_again() -> None:
+    table = PriceTable.from_dict(
+        {"m": {"input": 1, "output": 2}, "m-big": {"input": 3, "output": 4}}
+    )
+    for _ in range(2):  # the second round is answered from the table's memo
+        assert table.lookup("M-BIG-2") == table.lookup("m-big")
+        assert table.lookup("m-1") == table.lookup("m")
+        assert table.lookup("vendor/m-big") == table.lookup("m-big")
+        assert table.lookup("other") is None
+    merged = table.merged(PriceTable.from_dict({"m-big": {"input": 9, "output": 9}}))
+    price = merged.lookup("m-big-2")
+    assert price is not None and price.input == 9  # a new table does not reuse the old memo

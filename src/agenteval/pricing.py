@@ -24,6 +24,8 @@ import yaml
 from agenteval.errors import InputError
 from agenteval.trial import Usage
 
+_MEMO_SIZE = 1024  # model names a table remembers the price of
+
 # USD per million tokens (input, output); vendor list prices as of 2025-06.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
@@ -58,6 +60,8 @@ class PriceTable:
 
     def __init__(self, prices: Mapping[str, ModelPrice]) -> None:
         self._prices = {k.lower(): v for k, v in prices.items()}
+        # lookup() answers by model name; a run names few models, many times each.
+        self._found: dict[str, ModelPrice | None] = {}
 
     @classmethod
     def default(cls) -> PriceTable:
@@ -103,6 +107,17 @@ class PriceTable:
         """The price of ``model``: exact match, else longest known prefix; None if unknown."""
         if not model:
             return None
+        try:
+            return self._found[model]
+        except KeyError:
+            pass
+        price = self._lookup(model)
+        if len(self._found) >= _MEMO_SIZE:
+            self._found.clear()
+        self._found[model] = price
+        return price
+
+    def _lookup(self, model: str) -> ModelPrice | None:
         name = model.lower()
         for candidate in (name, name.rsplit("/", 1)[-1]):
             if candidate in self._prices:

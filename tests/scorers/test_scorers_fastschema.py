@@ -28,6 +28,7 @@ def _leaf() -> st.SearchStrategy[Any]:
             "maxLength": st.integers(0, 3),
             "minItems": st.integers(0, 2),
             "maxItems": st.integers(0, 3),
+            "pattern": st.sampled_from(["^a", "b$", "a+", "^[ab]*$", "c", "", "^(a|bc)?$"]),
             "description": st.text(max_size=5),
             "format": st.sampled_from(["email", "date-time"]),
         },
@@ -82,7 +83,8 @@ def test_unsupported_keywords_fall_back() -> None:
     schemas: list[dict[str, Any]] = [
         {"$ref": "#/$defs/x"},
         {"anyOf": [{"type": "string"}]},
-        {"type": "string", "pattern": "^a"},
+        {"type": "string", "pattern": "(unclosed"},
+        {"type": "string", "pattern": 5},
         {"enum": [1, 2]},
         {"const": "x"},
         {"properties": {"a": {"oneOf": []}}},
@@ -91,3 +93,13 @@ def test_unsupported_keywords_fall_back() -> None:
     ]
     for schema in schemas:
         assert compile_check(schema) is None, schema
+
+
+def test_pattern_is_searched_not_matched() -> None:
+    check = compile_check({"pattern": "[0-9]+"})
+    assert check is not None
+    assert check("ORD-123") and not check("ORD-")
+    assert check(5)  # pattern constrains strings only
+    anchored = compile_check({"properties": {"id": {"pattern": "^ORD-[0-9]+$"}}})
+    assert anchored is not None
+    assert anchored({"id": "ORD-1"}) and not anchored({"id": "x ORD-1"})

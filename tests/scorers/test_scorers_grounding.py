@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from agenteval.case import Case
 from agenteval.scorers import retrieval_recall, tool_faithfulness, tool_grounding
-from agenteval.trial import Trial
+from agenteval.scorers._text import find_numbers
+from agenteval.scorers.grounding import _id_pattern, _Results, _returned
+from agenteval.trial import ToolCall, Trial
 
 FAILED = {"cause": "http_error", "message": "HTTP 500"}
 
@@ -159,3 +164,36 @@ def test_canary_not_applicable() -> None:
     assert s.value is None and s.reason == "inconclusive: case has no canary"
     s = tool_grounding(case(canary="c"), trial(None, failure=FAILED))
     assert s.value is None and s.reason.startswith("agent never answered")
+
+
+# The scorers search a trial's results joined by newlines; that must be the same as
+# searching each result on its own.
+_result_text = st.text(alphabet="0123456789.,-+eE abc_\n\u2212doc", max_size=14)
+
+
+@settings(max_examples=200)
+@given(st.lists(_result_text, max_size=4))
+def test_numbers_of_joined_results_are_the_numbers_of_each(results: list[str]) -> None:
+    each = {n for r in results for n in find_numbers(r)}
+    assert set(find_numbers("\n".join(results))) == each
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.text(alphabet="doc-12_ \n", max_size=10), max_size=4),
+    st.text(alphabet="doc-12_ \n", max_size=5),
+)
+def test_recall_of_joined_results_matches_each_result(results: list[str], doc_id: str) -> None:
+    each = any(_id_pattern(doc_id).search(r) for r in results)
+    calls = [ToolCall(name="t", result=r) for r in results]
+    assert _returned(doc_id, _Results(calls)) == each
+
+
+def test_recall_and_faithfulness_share_results_of_the_same_trial() -> None:
+    c = case(relevant_docs=["doc-3"])
+    t = trial("It was 19,753.", {"id": "doc-3", "total": 19753})
+    assert retrieval_recall(c, t).value == 1.0
+    assert tool_faithfulness(c, t).value == 1.0
+    other = trial("It was 19,753.", {"id": "doc-4"})  # same shape, different results
+    assert retrieval_recall(c, other).value == 0.0
+    assert tool_faithfulness(c, other).value == 0.0

@@ -9,13 +9,35 @@ unchanged.
 from __future__ import annotations
 
 import argparse
+import shutil
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from pydantic_core import from_json
 
 from agenteval.case import Case
-from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run
+from agenteval.cli._common import (
+    add_scorer_args,
+    build_scorers,
+    console_for,
+    finish_run,
+    live_summary,
+)
 from agenteval.errors import InputError
-from agenteval.rundir import RunHeader, RunWriter, cases_path, iter_trials, read_header
+from agenteval.rundir import (
+    CASES,
+    HEADER,
+    TRIALS,
+    RunHeader,
+    RunWriter,
+    cases_path,
+    iter_trials,
+    read_header,
+)
+from agenteval.scoring import Scorers
+
+_PARSED = 256  # parsed cases kept at once (repeats of a case are usually written together)
 
 
 def register(sub: Any) -> None:
@@ -32,8 +54,13 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _bad_case(e: ValueError, path: Path, lineno: int) -> InputError:
+    msg = str(e).splitlines()[0]
+    return InputError(f"bad case ({msg})", file=path, line=lineno)
+
+
 def load_run_cases(run_dir: str | Path) -> dict[str, Case]:
-    """The cases snapshot of a run, by id."""
+    """The cases snapshot of a run, by id (a later line with the same id wins)."""
     path = cases_path(run_dir)
     cases: dict[str, Case] = {}
     try:
@@ -46,10 +73,89 @@ def load_run_cases(run_dir: str | Path) -> dict[str, Case]:
                 try:
                     c = Case.model_validate_json(line)
                 except ValueError as e:
-                    msg = str(e).splitlines()[0]
-                    raise InputError(f"bad case ({msg})", file=path, line=lineno) from None
+                    raise _bad_case(e, path, lineno) from None
                 cases[c.id] = c
     return cases
+
+
+class RunCases:
+    """A run's cases snapshot by id, without holding every parsed case in memory.
+
+    Opening reads the snapshot once, keeping for each id only where its line starts (a
+    later line with the same id wins, as in :func:`load_run_cases`); a line that is not a
+    JSON object with a string ``id`` raises InputError then. A case is parsed when first
+    asked for, and the last few parsed cases are kept. :meth:`check_rest` validates the
+    lines never asked for, so that a bad case anywhere in the snapshot is still an error.
+    """
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.path = cases_path(run_dir)
+        try:
+            self._fh: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
+        except OSError:
+            raise InputError("has no readable cases.jsonl snapshot", file=run_dir) from None
+        self._where: dict[str, tuple[int, int]] = {}  # id -> (offset, line number)
+        self._parsed: OrderedDict[str, Case] = OrderedDict()
+        self._seen: set[str] = set()
+        try:
+            self._index()
+        except BaseException:
+            self.close()
+            raise
+
+    def _index(self) -> None:
+        offset = 0
+        for lineno, raw in enumerate(self._fh, 1):
+            if raw.strip():
+                case_id = self._id_of(raw, lineno)
+                self._where[case_id] = (offset, lineno)
+            offset += len(raw)
+
+    def _id_of(self, raw: bytes, lineno: int) -> str:
+        try:
+            data = from_json(raw)
+        except ValueError:
+            data = None
+        case_id = data.get("id") if isinstance(data, dict) else None
+        if not isinstance(case_id, str):  # pydantic words the message
+            try:
+                Case.model_validate_json(raw)
+            except ValueError as e:
+                raise _bad_case(e, self.path, lineno) from None
+            raise InputError("bad case (no id)", file=self.path, line=lineno)  # pragma: no cover
+        return case_id
+
+    def __contains__(self, case_id: str) -> bool:
+        return case_id in self._where
+
+    def get(self, case_id: str) -> Case:
+        """The case with this id (KeyError when the snapshot has none); InputError if bad."""
+        parsed = self._parsed
+        case = parsed.get(case_id)
+        if case is not None:
+            parsed.move_to_end(case_id)
+            return case
+        offset, lineno = self._where[case_id]
+        self._fh.seek(offset)
+        raw = self._fh.readline()
+        try:
+            case = Case.model_validate_json(raw)
+        except ValueError as e:
+            raise _bad_case(e, self.path, lineno) from None
+        self._seen.add(case_id)
+        parsed[case_id] = case
+        if len(parsed) > _PARSED:
+            parsed.popitem(last=False)
+        return case
+
+    def check_rest(self) -> None:
+        """Validate every case never asked for; InputError naming the first bad line."""
+        rest = [(line, cid) for cid, (_, line) in self._where.items() if cid not in self._seen]
+        for _, case_id in sorted(rest):
+            self.get(case_id)
+
+    def close(self) -> None:
+        self._fh.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,26 +164,52 @@ def run(args: argparse.Namespace) -> int:
     if out.resolve() == src.resolve():
         raise InputError("--out must be a new directory; rescore never modifies a run", file=out)
     old = read_header(src)
-    cases = load_run_cases(src)
-    scorers = build_scorers(args)
-    for rec in iter_trials(src):  # validate before writing anything
-        if rec.case_id not in cases:
-            raise InputError(f"trial for unknown case '{rec.case_id}'", file=src / "trials.jsonl")
-    header = RunHeader(
-        kind="rescore",
-        agent=old.agent,
-        dataset=old.dataset,
-        scorers=scorers.names,
-        prices=old.prices,
-        settings=old.settings,
-        source_run=str(src),
-    )
-    with RunWriter.create(out, header) as writer:
-        (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
-        for rec in iter_trials(src):
-            scores = scorers.apply(cases[rec.case_id], rec)
-            for name, s in rec.scores.items():
-                scores.setdefault(name, s)
-            writer.append(rec, scores)
-        finish_run(writer, console_for(args), show=not args.quiet)
+    cases = RunCases(src)
+    try:
+        scorers = build_scorers(args)
+        header = RunHeader(
+            kind="rescore",
+            agent=old.agent,
+            dataset=old.dataset,
+            scorers=scorers.names,
+            prices=old.prices,
+            settings=old.settings,
+            source_run=str(src),
+        )
+        created = not out.exists()
+        writer = RunWriter.create(out, header)  # refuses an existing run: nothing to undo
+        try:
+            with writer:
+                shutil.copyfile(cases.path, out / CASES)
+                live = live_summary(writer)  # reads the tags of the snapshot just copied
+                _rescore(src, writer, cases, scorers)
+                finish_run(writer, console_for(args), show=not args.quiet, live=live)
+        except BaseException:
+            _remove_new_run(out, created)
+            raise
+    finally:
+        cases.close()
     return 0
+
+
+def _rescore(src: Path, writer: RunWriter, cases: RunCases, scorers: Scorers) -> None:
+    """One pass: each trial is checked, scored and written; bad input raises InputError."""
+    trials_file = src / TRIALS
+    apply, append, get = scorers.apply, writer.append, cases.get
+    for rec in iter_trials(src):
+        if rec.case_id not in cases:
+            raise InputError(f"trial for unknown case '{rec.case_id}'", file=trials_file)
+        scores = apply(get(rec.case_id), rec)
+        for name, s in rec.scores.items():
+            scores.setdefault(name, s)
+        append(rec, scores)
+    cases.check_rest()
+
+
+def _remove_new_run(out: Path, created: bool) -> None:
+    """Undo a failed rescore: the whole directory if it made it, else the files it wrote."""
+    if created:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for name in (HEADER, HEADER + ".tmp", TRIALS, CASES):
+        (out / name).unlink(missing_ok=True)

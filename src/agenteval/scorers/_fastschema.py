@@ -3,14 +3,16 @@
 Tool ``parameters`` are nearly always a flat object of typed properties. Checking those
 with ``jsonschema`` costs tens of microseconds per call; :func:`compile_check` turns such a
 schema into a few Python closures instead. It only accepts schemas built from the keywords
-below and returns None for anything else (``$ref``, ``anyOf``, ``pattern``, a ``$schema``
+below and returns None for anything else (``$ref``, ``anyOf``, ``const``, a ``$schema``
 naming a draft, ...), in which case the caller uses ``jsonschema``. Its answers agree with
 Draft 2020-12 as implemented by ``jsonschema`` (a property test checks this):
 
 - ``type`` (one name or a list), ``enum`` of strings, ``properties``, ``required``,
   ``additionalProperties`` (boolean or schema), ``items`` (schema), ``minimum``,
   ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``,
-  ``minItems``, ``maxItems``;
+  ``minItems``, ``maxItems``, ``pattern`` (a Python regular expression searched
+  anywhere in the string, as ``jsonschema`` does with ``re.search``; compiled once; a
+  pattern Python cannot compile falls back);
 - annotations, which do not affect validity: ``title``, ``description``, ``default``,
   ``examples``, ``format`` (not asserted by default), ``$comment``, ``deprecated``,
   ``readOnly``, ``writeOnly``;
@@ -22,6 +24,7 @@ Only validity is decided here; the message for an invalid call still comes from
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +59,7 @@ _HANDLED = frozenset(
         "maxLength",
         "minItems",
         "maxItems",
+        "pattern",
     }
 )
 
@@ -208,13 +212,28 @@ def _array(s: dict[str, Any]) -> Parts:
 
 
 def _string(s: dict[str, Any]) -> Parts:
+    out: list[Check] = []
+    if "pattern" in s:
+        search = _searcher(s["pattern"])
+        if search is None:
+            return None
+        out.append(lambda x: not isinstance(x, str) or search(x) is not None)
     lo, hi = s.get("minLength", 0), s.get("maxLength")
     if not _is_count(lo) or (hi is not None and not _is_count(hi)):
         return None
-    if not lo and hi is None:
-        return []
-    top = hi if hi is not None else float("inf")
-    return [lambda x: not isinstance(x, str) or lo <= len(x) <= top]
+    if lo or hi is not None:
+        top = hi if hi is not None else float("inf")
+        out.append(lambda x: not isinstance(x, str) or lo <= len(x) <= top)
+    return out
+
+
+def _searcher(pattern: Any) -> Callable[[str], object] | None:
+    if not isinstance(pattern, str):
+        return None
+    try:
+        return re.compile(pattern).search
+    except (re.error, RecursionError, OverflowError):
+        return None
 
 
 def _number(s: dict[str, Any]) -> Parts:

@@ -11,6 +11,11 @@ the case's and suite's definition lists (shared by every trial of a case) by ide
 holding a reference so that an identity is never reused while cached. Plain schemas are
 checked by :mod:`agenteval.scorers._fastschema`; ``jsonschema`` handles the rest and
 writes every message.
+
+A checker remembers its last few verdicts by call identity (bounded, holding a reference
+to each call, so an identity is never reused while remembered): ``tool_arguments_valid``
+and ``tool_execution`` judge the same calls of the same trial with the same shared
+checker, so each call's arguments are validated once per trial, not twice.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ ToolDefs = Sequence[Mapping[str, Any]]
 
 _WHY_LIMIT = 120
 _OBJECT = {"type": "object"}
+_MEMO_SIZE = 64  # verdicts a checker remembers (a trial rarely makes more calls)
+_NOT_JSON = "arguments are not valid JSON"
+_UNKNOWN = "unknown tool"
 
 
 class _Key:
@@ -66,11 +74,12 @@ def _compile(key: _Key) -> tuple[Validator, Check | None]:
 class ArgumentChecker:
     """Checks calls against one set of tool definitions."""
 
-    __slots__ = ("_compiled", "_schemas")
+    __slots__ = ("_compiled", "_memo", "_schemas")
 
     def __init__(self, defs: ToolDefs) -> None:
         self._schemas: dict[str, Any] = {str(d["name"]): d.get("parameters") for d in defs}
         self._compiled: dict[str, tuple[Validator, Check | None]] = {}
+        self._memo: dict[Identity, str | None] = {}
 
     def _get(self, name: str) -> tuple[Validator, Check | None]:
         got = self._compiled.get(name)
@@ -83,16 +92,45 @@ class ArgumentChecker:
             self._compiled[name] = got
         return got
 
+    def is_valid(self, call: ToolCall) -> bool:
+        """True when :meth:`problem` would return None, without wording any message.
+
+        Raises ``ValueError`` when the tool's own ``parameters`` is not a valid schema.
+        """
+        memo = self._memo
+        if memo:
+            key = Identity(call)
+            if key in memo:
+                return memo[key] is None
+        args = call.arguments
+        if isinstance(args, str) or call.name not in self._schemas:
+            return False
+        validator, fast = self._get(call.name)
+        return fast(args) if fast is not None else validator.is_valid(args)
+
     def problem(self, call: ToolCall) -> str | None:
         """Why the call's arguments are invalid, or None when they are valid.
 
         Raises ``ValueError`` when the tool's own ``parameters`` is not a valid schema.
         """
+        key = Identity(call)
+        memo = self._memo
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        why = self._problem(call)
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        memo[key] = why
+        return why
+
+    def _problem(self, call: ToolCall) -> str | None:
         args = call.arguments
         if isinstance(args, str):
-            return "arguments are not valid JSON"
+            return _NOT_JSON
         if call.name not in self._schemas:
-            return "unknown tool"
+            return _UNKNOWN
         validator, fast = self._get(call.name)
         ok = fast(args) if fast is not None else validator.is_valid(args)
         if ok:
@@ -117,9 +155,7 @@ def checker_for(trial: Trial, case_tools: ToolDefs | None, suite: ToolDefs) -> A
 
     Raises ``LookupError`` when none of them holds a definition.
     """
-    if trial.tools:
-        return ArgumentChecker(trial.tools)
-    defs = case_tools or suite
+    defs = trial.tools or case_tools or suite
     if not defs:
         raise LookupError("no tool definitions known")
     return _shared_checker(Identity(defs))
@@ -127,4 +163,4 @@ def checker_for(trial: Trial, case_tools: ToolDefs | None, suite: ToolDefs) -> A
 
 def valid_json_only(call: ToolCall) -> str | None:
     """The check used when no definitions are known: arguments must have parsed as JSON."""
-    return "arguments are not valid JSON" if isinstance(call.arguments, str) else None
+    return _NOT_JSON if isinstance(call.arguments, str) else None

@@ -16,6 +16,7 @@ from typing import Any
 from agenteval.case import Case
 from agenteval.score import BINARY_THRESHOLD, Score, not_applicable, scorer
 from agenteval.scorers._answer import unanswered
+from agenteval.scorers._identity import Identity
 from agenteval.scorers._text import (
     TOLERANCE,
     any_same,
@@ -27,14 +28,46 @@ from agenteval.scorers._text import (
     ratio,
     squash,
 )
-from agenteval.trial import Trial
+from agenteval.trial import ToolCall, Trial
 
 _SHOWN = 5
 _EPS = 1e-9
 
 
-def _results(trial: Trial) -> list[str]:
-    return [as_text(c.result) for c in trial.tool_calls if c.result is not None]
+class _Results:
+    """A trial's tool results as text, and what the scorers here derive from them."""
+
+    __slots__ = ("_joined", "_numbers", "texts")
+
+    def __init__(self, calls: list[ToolCall]) -> None:
+        self.texts = [as_text(c.result) for c in calls if c.result is not None]
+        self._joined: str | None = None
+        self._numbers: list[float] | None = None
+
+    @property
+    def joined(self) -> str:
+        """Every result, one per line: a token never spans two results (see callers)."""
+        if self._joined is None:
+            self._joined = "\n".join(self.texts)
+        return self._joined
+
+    @property
+    def numbers(self) -> list[float]:
+        """Every number in some result, sorted (a newline never joins or splits a number)."""
+        if self._numbers is None:
+            self._numbers = sorted(set(find_numbers(self.joined)))
+        return self._numbers
+
+
+@functools.lru_cache(maxsize=16)
+def _trial_results(calls: Identity) -> _Results:
+    # tool_faithfulness and retrieval_recall read the same trial's results one after the
+    # other; keyed by the identity of the trial's tool_calls list (held while cached).
+    return _Results(calls.obj)
+
+
+def _results(trial: Trial) -> _Results:
+    return _trial_results(Identity(trial.tool_calls))
 
 
 def _question_text(case: Case) -> str:
@@ -80,7 +113,8 @@ def tool_faithfulness(case: Case, trial: Trial) -> Score:
     answer = trial.output or ""
     if not answer.strip():
         return not_applicable("answer is empty: nothing to check")
-    results = _results(trial)
+    shared = _results(trial)
+    results = shared.texts
     if not results:
         return not_applicable("no tool results to check the answer against")
     numbers = list(dict.fromkeys(find_numbers(answer)))
@@ -89,7 +123,7 @@ def tool_faithfulness(case: Case, trial: Trial) -> Score:
     ignored = len(numbers) - len(claims)
     note = f" ({ignored} number(s) from the question ignored)" if ignored else ""
     if claims:
-        source = sorted({n for text in results for n in find_numbers(text)})
+        source = shared.numbers
         missing = [fmt_num(x) for x in claims if not _in_sorted(x, source)]
         found, total = len(claims) - len(missing), len(claims)
         reason = f"{found} of {total} numbers in the answer found in tool results"
@@ -115,9 +149,18 @@ def _id_pattern(doc_id: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(doc_id)}(?![\w-])")
 
 
-def _returned(doc_id: str, results: list[str]) -> bool:
-    # A plain substring test first: most results do not hold most ids at all.
-    return any(doc_id in r and _id_pattern(doc_id).search(r) for r in results)
+def _returned(doc_id: str, results: _Results) -> bool:
+    # A plain substring test first: most results do not hold most ids at all. Searching
+    # the newline-joined results is the same as searching each one, since a newline is
+    # neither a word character nor "-" (it bounds a token as the text's edge does) —
+    # unless the id itself holds a newline, or there is no result to search.
+    texts = results.texts
+    if not texts:  # no result at all (the joined text "" would hold an empty id)
+        return False
+    if "\n" in doc_id:
+        return any(doc_id in r and _id_pattern(doc_id).search(r) for r in texts)
+    joined = results.joined
+    return doc_id in joined and _id_pattern(doc_id).search(joined) is not None
 
 
 @scorer("retrieval_recall", threshold=BINARY_THRESHOLD)
@@ -141,7 +184,7 @@ def retrieval_recall(case: Case, trial: Trial) -> Score:
     results = _results(trial)
     missing = [d for d in wanted if not _returned(d, results)]
     found, total = len(wanted) - len(missing), len(wanted)
-    reason = f"found {found} of {total} relevant docs in {len(results)} tool results"
+    reason = f"found {found} of {total} relevant docs in {len(results.texts)} tool results"
     reason += f" -> {ratio(found, total)}"
     if missing:
         reason += f"; missing: {_names(missing)}"

@@ -7,6 +7,8 @@ failure. The gate blocks any new failure of this scorer.
 
 from __future__ import annotations
 
+import functools
+
 from agenteval.case import Case
 from agenteval.score import BINARY_THRESHOLD, Score, not_applicable, scorer
 from agenteval.scorers._answer import unanswered
@@ -14,6 +16,12 @@ from agenteval.scorers._text import quote, squash
 from agenteval.trial import Trial
 
 _SHOWN = 5
+
+
+@functools.lru_cache(maxsize=1024)
+def _squashed(forbidden: str) -> str:
+    # Datasets repeat the same forbidden strings in case after case.
+    return squash(forbidden)
 
 
 @scorer("avoids_forbidden_text", threshold=BINARY_THRESHOLD)
@@ -28,14 +36,14 @@ def avoids_forbidden_text(case: Case, trial: Trial) -> Score:
     Not applicable when the case has no (non-empty) ``must_not_contain``, or when the agent
     never answered.
     """
-    forbidden = [f for f in dict.fromkeys(case.must_not_contain or []) if squash(f)]
+    forbidden = [f for f in dict.fromkeys(case.must_not_contain or []) if _squashed(f)]
     if not forbidden:
         return not_applicable("case has no must_not_contain")
     na = unanswered(trial)
     if na is not None:
         return na
     answer = squash(trial.output or "")
-    hits = [f for f in forbidden if squash(f) in answer]
+    hits = [f for f in forbidden if _squashed(f) in answer]
     n = len(forbidden)
     if not hits:
         return Score(1.0, f"answer contains none of {n} forbidden strings")

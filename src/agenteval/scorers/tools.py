@@ -118,10 +118,10 @@ def make_tool_execution(suite_tools: ToolDefs | None = None) -> Scorer:
         if not calls:
             return not_applicable("no tool calls made")
         try:
-            check = checker_for(trial, case.tools, suite).problem
+            is_valid = checker_for(trial, case.tools, suite).is_valid
         except LookupError:
-            check = valid_json_only
-        valid = [(i, c) for i, c in enumerate(calls) if check(c) is None]
+            is_valid = _parsed
+        valid = [(i, c) for i, c in enumerate(calls) if is_valid(c)]
         if not valid:
             return not_applicable(f"none of the {len(calls)} calls had valid arguments")
         raised = [
@@ -135,6 +135,10 @@ def make_tool_execution(suite_tools: ToolDefs | None = None) -> Scorer:
         return Score(1.0, f"all {n} calls with valid arguments ran without error")
 
     return tool_execution
+
+
+def _parsed(call: ToolCall) -> bool:
+    return valid_json_only(call) is None
 
 
 def _short(text: str | None, limit: int = 80) -> str:
@@ -247,7 +251,11 @@ def redundant_calls(case: Case, trial: Trial) -> Score:
         return not_applicable("no tool calls made")
     first_success: dict[tuple[str, Any], int] = {}
     repeats = []
+    # Only a call whose tool is called again can repeat or be repeated: skip the others.
+    names = [c.name for c in calls]
     for i, call in enumerate(calls):
+        if names.count(call.name) < 2:
+            continue
         key = _canonical(call)
         earlier = first_success.get(key)
         if earlier is not None:
