@@ -91,3 +91,15 @@ def test_live_summary_equals_the_summary_read_back_from_the_files(tmp_path: Path
     assert stored == again
     assert stored["failed"] == 1 and stored["repeats"] is not None
     assert stored["tags"]["hard"]["trials"] == 3
+
+
+def test_a_list_dataset_leaves_no_temporary_file(tmp_path: Path) -> None:
+    import tempfile
+
+    def leftovers() -> set[str]:
+        return {p.name for p in Path(tempfile.gettempdir()).glob("agenteval-cases-*")}
+
+    before = leftovers()
+    evaluate(CASES, answer, out=tmp_path / "r")
+    assert leftovers() == before
+    assert (tmp_path / "r" / "cases.jsonl").read_text().count("\n") == 3

@@ -12,6 +12,7 @@ given), so everything the CLI does with a run (report, gate, rescore) works on i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import tempfile
 import threading
@@ -68,9 +69,18 @@ def _as_agent(agent: AgentLike) -> Agent:
     raise InputError(f"agent must be an Agent, 'module:function' or a callable, got {agent!r}")
 
 
-def _dataset_path(dataset: DatasetLike, tmp: Path) -> Path:
+@contextlib.contextmanager
+def _dataset_file(dataset: DatasetLike) -> Iterator[Path]:
+    """The dataset as a file: the path given, or the cases written to a temporary JSONL
+    file that is removed afterwards (the run keeps its own validated snapshot)."""
     if isinstance(dataset, str | Path):
-        return Path(dataset)
+        yield Path(dataset)
+        return
+    with tempfile.TemporaryDirectory(prefix="agenteval-cases-") as tmp:
+        yield _write_cases(dataset, Path(tmp))
+
+
+def _write_cases(dataset: Iterable[Case | dict[str, Any]], tmp: Path) -> Path:
     path = tmp / "cases.jsonl"
     with open(path, "w", encoding="utf-8") as f:
         for item in dataset:
@@ -102,21 +112,22 @@ async def aevaluate(
     from agenteval.cli._common import finish_run
     from agenteval.runner import RunProgress, _Control
 
-    session = _session(
-        dataset,
-        agent,
-        scorers,
-        builtin_scorers,
-        suite_tools,
-        out,
-        concurrency,
-        repeats,
-        timeout,
-        limit,
-        judge,
-        prices,
-    )
-    writer, done, _, _ = session.open()
+    with _dataset_file(dataset) as path:
+        session = _session(
+            path,
+            agent,
+            scorers,
+            builtin_scorers,
+            suite_tools,
+            out,
+            concurrency,
+            repeats,
+            timeout,
+            limit,
+            judge,
+            prices,
+        )
+        writer, done, _, _ = session.open()  # the dataset is read here, then the snapshot
     with writer:
         await session.arun(writer, done, RunProgress(), _Control())
         finish_run(writer, _quiet_console(), show=False, live=session.live)
@@ -165,21 +176,22 @@ def evaluate(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        session = _session(
-            dataset,
-            agent,
-            scorers,
-            builtin_scorers,
-            suite_tools,
-            out,
-            concurrency,
-            repeats,
-            timeout,
-            limit,
-            judge,
-            prices,
-        )
-        result = session.run()
+        with _dataset_file(dataset) as path:
+            session = _session(
+                path,
+                agent,
+                scorers,
+                builtin_scorers,
+                suite_tools,
+                out,
+                concurrency,
+                repeats,
+                timeout,
+                limit,
+                judge,
+                prices,
+            )
+            result = session.run()
         return Run(result.run_dir, interrupted=result.interrupted)
     box: dict[str, Any] = {}
 
@@ -198,7 +210,7 @@ def evaluate(
 
 
 def _session(
-    dataset: DatasetLike,
+    dataset: Path,
     agent: AgentLike,
     scorers: Sequence[ScorerFn],
     builtin: bool,
@@ -214,7 +226,6 @@ def _session(
     out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
     if out is None:
         out_path = out_path / "run"
-    tmp = Path(tempfile.mkdtemp(prefix="agenteval-cases-"))
     fns: list[ScorerFn] = list(_builtin_scorers(suite_tools=suite_tools)) if builtin else []
     fns.extend(scorers)
     if prices is None:
@@ -222,7 +233,7 @@ def _session(
 
         prices = PriceTable.default().to_dict()
     return Session(
-        dataset=_dataset_path(dataset, tmp),
+        dataset=dataset,
         agent=_as_agent(agent),
         scorers=Scorers(fns),
         out=out_path,
