@@ -113,20 +113,7 @@ async def aevaluate(
     from agenteval.runner import RunProgress, _Control
 
     with _dataset_file(dataset) as path:
-        session = _session(
-            path,
-            agent,
-            scorers,
-            builtin_scorers,
-            suite_tools,
-            out,
-            concurrency,
-            repeats,
-            timeout,
-            limit,
-            judge,
-            prices,
-        )
+        session = _session(path, agent, **_options(locals()))
         writer, done, _, _ = session.open()  # the dataset is read here, then the snapshot
     with writer:
         await session.arun(writer, done, RunProgress(), _Control())
@@ -161,43 +148,19 @@ def evaluate(
     Safe to call from inside a running event loop (a notebook): the evaluation then runs on
     its own loop in a helper thread. Use :func:`aevaluate` to stay on your loop.
     """
-    kwargs = dict(
-        scorers=scorers,
-        builtin_scorers=builtin_scorers,
-        suite_tools=suite_tools,
-        out=out,
-        concurrency=concurrency,
-        repeats=repeats,
-        timeout=timeout,
-        limit=limit,
-        judge=judge,
-        prices=prices,
-    )
+    kwargs = _options(locals())
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         with _dataset_file(dataset) as path:
-            session = _session(
-                path,
-                agent,
-                scorers,
-                builtin_scorers,
-                suite_tools,
-                out,
-                concurrency,
-                repeats,
-                timeout,
-                limit,
-                judge,
-                prices,
-            )
+            session = _session(path, agent, **kwargs)
             result = session.run()
         return Run(result.run_dir, interrupted=result.interrupted)
     box: dict[str, Any] = {}
 
     def worker() -> None:
         try:
-            box["run"] = asyncio.run(aevaluate(dataset, agent, **kwargs))  # type: ignore[arg-type]
+            box["run"] = asyncio.run(aevaluate(dataset, agent, **kwargs))
         except BaseException as e:  # re-raised in the caller's thread
             box["error"] = e
 
@@ -209,11 +172,31 @@ def evaluate(
     return box["run"]  # type: ignore[no-any-return]
 
 
+_OPTIONS = (
+    "scorers",
+    "builtin_scorers",
+    "suite_tools",
+    "out",
+    "concurrency",
+    "repeats",
+    "timeout",
+    "limit",
+    "judge",
+    "prices",
+)
+
+
+def _options(args: dict[str, Any]) -> dict[str, Any]:
+    """The keyword options of evaluate()/aevaluate(), from their locals()."""
+    return {k: args[k] for k in _OPTIONS}
+
+
 def _session(
     dataset: Path,
     agent: AgentLike,
+    *,
     scorers: Sequence[ScorerFn],
-    builtin: bool,
+    builtin_scorers: bool,
     suite_tools: list[dict[str, Any]] | None,
     out: str | Path | None,
     concurrency: int,
@@ -226,7 +209,7 @@ def _session(
     out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
     if out is None:
         out_path = out_path / "run"
-    fns: list[ScorerFn] = list(_builtin_scorers(suite_tools=suite_tools)) if builtin else []
+    fns: list[ScorerFn] = list(_builtin_scorers(suite_tools=suite_tools)) if builtin_scorers else []
     fns.extend(scorers)
     if prices is None:
         from agenteval.pricing import PriceTable
