@@ -41,12 +41,15 @@ from time import perf_counter
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
+from agenteval import __version__
 from agenteval.agents.base import AgentFailure, Recorder
 from agenteval.secrets import Redactor, is_secret_key
 from agenteval.trial import Retry
 
 _SHORT_BODY = 200
+_MAX_URLS = 64
 _MAX_EXPONENT = 60
 
 
@@ -107,6 +110,15 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+def _parse_url(url: str) -> URL | str:
+    """``url`` parsed once (aiohttp would parse the string on every request); a string
+    yarl cannot parse is kept, so that the request fails as aiohttp reports it."""
+    try:
+        return URL(url)
+    except (TypeError, ValueError):
+        return url
+
+
 def _short(raw: bytes) -> str:
     text = " ".join(raw[: _SHORT_BODY * 4].decode("utf-8", errors="replace").split())
     return text if len(text) <= _SHORT_BODY else text[:_SHORT_BODY] + "..."
@@ -133,20 +145,32 @@ class HttpClient:
     ) -> None:
         self.policy = policy or RetryPolicy()
         self._limit = limit
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"agenteval/{__version__}",
+        }
         self._headers.update(headers or {})
         header_secrets = [v for k, v in self._headers.items() if is_secret_key(k)]
         self.redactor = Redactor([*secrets, *header_secrets])
         self._rng = rng or random.Random()
         self._session: aiohttp.ClientSession | None = None
+        self._urls: dict[str, URL | str] = {}
 
     async def start(self) -> aiohttp.ClientSession:
         """Open the session (idempotent) and return it."""
         if self._session is None or self._session.closed:
+            # Configured by measurement (docs/performance.md): no cookie jar (an API call
+            # has no use for one), no automatic Accept-Encoding (responses come
+            # uncompressed; one that is compressed anyway is still decoded), a fixed
+            # User-Agent instead of aiohttp's per-request one, URLs parsed once per URL
+            # rather than per request. ~10 % less CPU per request than the defaults.
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._limit),
                 headers=self._headers,
                 timeout=aiohttp.ClientTimeout(total=self.policy.request_timeout_s),
+                cookie_jar=aiohttp.DummyCookieJar(),
+                skip_auto_headers=("User-Agent", "Accept-Encoding"),
             )
         return self._session
 
@@ -171,10 +195,15 @@ class HttpClient:
         """
         session = self._session if self._session is not None else await self.start()
         data = json.dumps(body).encode()
+        target = self._urls.get(url)
+        if target is None:
+            if len(self._urls) >= _MAX_URLS:
+                self._urls.clear()
+            target = self._urls[url] = _parse_url(url)
         retry_index = 0
         while True:
             try:
-                return await self._attempt(session, url, data, rec)
+                return await self._attempt(session, target, data, rec)
             except _Retryable as r:
                 if retry_index >= self.policy.max_retries:
                     tries = "retry" if retry_index == 1 else "retries"
@@ -192,7 +221,7 @@ class HttpClient:
                     await asyncio.sleep(wait)
 
     async def _attempt(
-        self, session: aiohttp.ClientSession, url: str, data: bytes, rec: Recorder
+        self, session: aiohttp.ClientSession, url: URL | str, data: bytes, rec: Recorder
     ) -> Any:
         t0 = perf_counter()
         try:

@@ -106,10 +106,10 @@ class Session:
         tmp = parent / f".agenteval-cases-{uuid.uuid4().hex}.tmp"
         written = 0
 
-        def snapshot(case: Case) -> None:
+        def snapshot(case: Case, canonical: str) -> None:
             nonlocal written
             if not self.limit or written < self.limit:
-                f.write(case.model_dump_json(exclude_defaults=True) + "\n")
+                f.write(canonical + "\n")  # the case as hashed: defaults left out
                 written += 1
 
         try:

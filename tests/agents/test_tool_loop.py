@@ -23,7 +23,8 @@ from agenteval.agents.json_tools import (
     parse_json_reply,
     tool_listing,
 )
-from agenteval.agents.tool_loop import ToolLoopAgent, add_arguments, build_from_args
+from agenteval.agents.tool_loop import ToolLoopAgent, build_from_args
+from agenteval.agents.tool_loop_args import add_arguments
 from agenteval.agents.toolset import ToolSet, parse_docstring
 from agenteval.case import Case
 from agenteval.errors import InputError

@@ -52,6 +52,7 @@ from agenteval.agents.json_tools import (
 )
 from agenteval.agents.mcp_tools import McpServer
 from agenteval.agents.openai_chat import chat_completion
+from agenteval.agents.tool_loop_args import TOOL_FORMATS
 from agenteval.agents.toolset import ToolSet, result_text
 from agenteval.case import Case
 from agenteval.errors import InputError
@@ -61,7 +62,6 @@ from agenteval.secrets import Redactor, redact_mapping
 from agenteval.trial import ToolCall
 
 ToolFormat = Literal["native", "json"]
-TOOL_FORMATS: tuple[str, ...] = ("native", "json")
 
 
 class ToolLoopAgent:
@@ -237,52 +237,6 @@ class ToolLoopAgent:
         done = await self.toolset.run_call(call)
         rec.tool_calls.append(done)
         return done
-
-
-def add_arguments(group: argparse._ArgumentGroup) -> None:
-    """Add the tool-loop options: ``--tools``, ``--mcp``, ``--mcp-url``, ``--max-turns``,
-    ``--answer-on-last-turn``, ``--tool-format``."""
-    group.add_argument(
-        "--tools",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="tool-loop: a Python module (or .py file) whose public functions are the tools;"
-        " schemas come from type hints and docstrings (repeatable)",
-    )
-    group.add_argument(
-        "--mcp",
-        action="append",
-        default=[],
-        metavar='"COMMAND ARGS"',
-        help="tool-loop: an MCP server started as a process, spoken to over stdio (repeatable)",
-    )
-    group.add_argument(
-        "--mcp-url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="tool-loop: an MCP server over streamable HTTP (repeatable)",
-    )
-    group.add_argument(
-        "--max-turns",
-        type=int,
-        default=10,
-        metavar="N",
-        help="tool-loop: model requests per trial before it fails with max_turns (10)",
-    )
-    group.add_argument(
-        "--answer-on-last-turn",
-        action="store_true",
-        help="tool-loop: on the last allowed turn ask for an answer instead of more tool calls",
-    )
-    group.add_argument(
-        "--tool-format",
-        choices=TOOL_FORMATS,
-        default="native",
-        help="tool-loop: 'native' OpenAI tool calls (default), or 'json' replies constrained"
-        " by response_format, for models whose chat template has no tool support",
-    )
 
 
 def build_toolset(modules: list[str], mcp_commands: list[str], mcp_urls: list[str]) -> ToolSet:

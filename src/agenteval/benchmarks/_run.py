@@ -20,35 +20,13 @@ from typing import Any
 from rich.console import Console
 
 from agenteval._imports import load_callable
+from agenteval.benchmarks._args import add_benchmark_args as add_benchmark_args
 from agenteval.benchmarks.declarative import load_benchmark_file
 from agenteval.benchmarks.registry import Benchmark, Registry, default_registry
 from agenteval.errors import InputError
 from agenteval.score import ScorerFn
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring import Scorers
-
-
-def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
-    """Add ``--benchmark NAME[,NAME...]``, ``--dataset FILE`` and ``--benchmark-file FILE``."""
-    g = parser.add_argument_group("benchmarks")
-    g.add_argument(
-        "--benchmark",
-        metavar="NAME[,NAME...]",
-        help="run built-in or registered suites (see `agenteval benchmarks`)",
-    )
-    g.add_argument(
-        "--dataset",
-        dest="benchmark_dataset",
-        metavar="FILE",
-        help="with one --benchmark: your own cases instead of the suite's",
-    )
-    g.add_argument(
-        "--benchmark-file",
-        action="append",
-        default=[],
-        metavar="FILE.yaml",
-        help="register the benchmarks declared in this file (repeatable)",
-    )
 
 
 def registry_from_args(args: argparse.Namespace) -> Registry:

@@ -136,12 +136,14 @@ def finish_run(
     With ``live`` (fed as trials were appended) the trials are not read back; without it
     (e.g. after ``--resume``) the run directory is summarised from its files.
     """
-    from agenteval.report import render_terminal, summarize
+    from agenteval.report import summarize
 
     summary = live.finish() if live is not None else summarize(writer.run_dir)
     data = summary.model_dump(mode="json")
     writer.finish(data)
-    if show:
+    if show and not console.quiet:  # --quiet: nothing is printed, so nothing is rendered
+        from agenteval.report import render_terminal
+
         render_terminal(summary, console)
         console.print(f"run written to {writer.run_dir}", markup=False)
     return data

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agenteval.agents import tool_loop
+from agenteval.agents import tool_loop_args
 from agenteval.agents.base import Agent
-from agenteval.benchmarks import add_benchmark_args, run_benchmarks
+from agenteval.benchmarks import add_benchmark_args
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, parse_params
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.errors import EXIT_INTERRUPTED, InputError
@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
         help="environment variable holding the API key (default OPENAI_API_KEY; optional)",
     )
     a.add_argument("--prompt-template", metavar="FILE", help="template with {input}, {context}...")
-    tool_loop.add_arguments(a)
+    tool_loop_args.add_arguments(a)
     a.add_argument(
         "--param",
         action="append",
@@ -117,6 +117,8 @@ def _positive_float(s: str) -> float:
 def build_agent(args: argparse.Namespace) -> Agent:
     """The adapter the arguments name; InputError when they name none or several."""
     if args.agent == "tool-loop":
+        from agenteval.agents import tool_loop  # only this agent needs the tool machinery
+
         return tool_loop.build_from_args(args, retry_policy(args))
     chosen = [x for x in (args.agent, args.endpoint, args.http_config) if x]
     if len(chosen) != 1:
@@ -165,6 +167,8 @@ def retry_policy(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     if args.benchmark:
+        from agenteval.benchmarks import run_benchmarks  # suites load only when asked for
+
         return run_benchmarks(args, build_agent, build_scorers, console_for(args))
     if not args.dataset:
         raise InputError("give a DATASET file")

@@ -106,13 +106,12 @@ def canonical_case_json(case: Case) -> str:
 
     Two files holding the same cases in different formats or layouts give the same text.
     """
-    return json.dumps(
-        case.model_dump(mode="json", exclude_defaults=True),
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-        allow_nan=False,
-    )
+    return _CANONICAL.encode(case.model_dump(mode="json", exclude_defaults=True))
+
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
 
 
 def _duplicate(p: Path, line: int | None, case_id: str, first: int | None) -> InputError:
@@ -120,14 +119,16 @@ def _duplicate(p: Path, line: int | None, case_id: str, first: int | None) -> In
     return InputError(f"duplicate id {case_id!r} ({at})", file=p, line=line, field="id")
 
 
-def scan_dataset(path: str | Path, *, on_case: Callable[[Case], None] | None = None) -> DatasetRef:
+def scan_dataset(
+    path: str | Path, *, on_case: Callable[[Case, str], None] | None = None
+) -> DatasetRef:
     """Validate a whole dataset in one pass, before any agent is called.
 
     Checks every case and that ids are unique (a duplicate is an error naming both lines).
     Returns the path, the number of cases and the sha256 of the canonical JSON of the cases
     in file order (one :func:`canonical_case_json` line each, newline-terminated). Memory:
-    only the ids (and their lines) are kept. ``on_case`` sees each valid case in order
-    (e.g. to write a snapshot in the same pass).
+    only the ids (and their lines) are kept. ``on_case`` sees each valid case in order with
+    its canonical JSON text (e.g. to write a snapshot in the same pass).
     """
     p = checked_file(path)
     digest = hashlib.sha256()
@@ -136,9 +137,10 @@ def scan_dataset(path: str | Path, *, on_case: Callable[[Case], None] | None = N
         if case.id in first_line:
             raise _duplicate(p, line, case.id, first_line[case.id])
         first_line[case.id] = line
-        digest.update(canonical_case_json(case).encode("utf-8") + b"\n")
+        text = canonical_case_json(case)
+        digest.update(text.encode("utf-8") + b"\n")
         if on_case is not None:
-            on_case(case)
+            on_case(case, text)
     return DatasetRef(path=str(p), sha256=digest.hexdigest(), cases=len(first_line))
 
 

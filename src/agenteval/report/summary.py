@@ -161,26 +161,36 @@ class _Accumulator:
         self._attribution(rec, sc)
 
     def _scores(self, scores: Mapping[str, Score]) -> None:
+        # The hottest loop of a live summary (a dozen scores per trial): inlined counters.
+        counts, moments = self.counts, self.moments
         for name, sc in scores.items():
-            ss = self.counts.get(name)
+            ss = counts.get(name)
             if ss is None:
                 self.s.scorers[name] = ScorerSummary()
-                ss = self.counts[name] = _Counts()
-                self.moments[name] = _Moments()
+                ss = counts[name] = _Counts()
+                moments[name] = _Moments()
             ss.trials += 1
             if sc.usage:
                 ss.judge = True
+            value = sc.value
             if sc.error is not None:
                 ss.errors += 1
-            elif sc.value is None:
-                if is_inconclusive(sc):
+            elif value is None:
+                first = sc.reason[:1]
+                # only a reason whose first letter lower-cases to "i" can be inconclusive
+                if (first in ("i", "I") or not first.isascii()) and is_inconclusive(sc):
                     ss.inconclusive += 1
                 else:
                     ss.not_applicable += 1
             else:
-                if sc.value not in (0.0, 1.0):
+                if value != 0.0 and value != 1.0:
                     ss.binary = False
-                self.moments[name].add(sc.value, bool(sc.passed))
+                m = moments[name]
+                m.n += 1
+                d = value - m.mean
+                m.mean += d / m.n
+                m.m2 += d * (value - m.mean)
+                m.passed += value >= sc.threshold
 
     def _tags(self, rec: Trial, scores: Mapping[str, Score]) -> None:
         tags = self.tags.get(rec.case_id) if self.tags else None
