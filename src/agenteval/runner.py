@@ -16,14 +16,13 @@ Failures never stop the run. A trial that fails is recorded with its cause:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from agenteval._gc import frozen_heap
 from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.rundir import RunWriter
@@ -190,31 +189,11 @@ async def run_trials(
     workers = [asyncio.ensure_future(worker()) for _ in range(max(1, settings.concurrency))]
     ctl.in_flight.update(workers)
     try:
-        with _frozen_heap():
+        with frozen_heap():
             await asyncio.gather(*workers)
     finally:
         ctl.in_flight.difference_update(workers)
     return prog
-
-
-@contextlib.contextmanager
-def _frozen_heap() -> Iterator[None]:
-    """Keep the objects that exist before the run (modules, classes, the caller's data) out
-    of the cyclic garbage collector's scans while the run lasts, and put them back after.
-
-    Without this, every full collection during a run walks the whole interpreter heap:
-    measured at 20-30 % of agenteval's own CPU per trial (docs/performance.md). Nothing is
-    changed when something else already froze objects (``gc.get_freeze_count()``), so a
-    caller's own use of :func:`gc.freeze` is left alone.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 AgentFactory = Callable[[], Awaitable[Agent]]

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from pydantic_core import from_json
 
+from agenteval._gc import frozen_heap
 from agenteval.case import Case
 from agenteval.cli._common import (
     add_scorer_args,
@@ -196,13 +197,14 @@ def _rescore(src: Path, writer: RunWriter, cases: RunCases, scorers: Scorers) ->
     """One pass: each trial is checked, scored and written; bad input raises InputError."""
     trials_file = src / TRIALS
     apply, append, get = scorers.apply, writer.append, cases.get
-    for rec in iter_trials(src):
-        if rec.case_id not in cases:
-            raise InputError(f"trial for unknown case '{rec.case_id}'", file=trials_file)
-        scores = apply(get(rec.case_id), rec)
-        for name, s in rec.scores.items():
-            scores.setdefault(name, s)
-        append(rec, scores)
+    with frozen_heap():
+        for rec in iter_trials(src):
+            if rec.case_id not in cases:
+                raise InputError(f"trial for unknown case '{rec.case_id}'", file=trials_file)
+            scores = apply(get(rec.case_id), rec)
+            for name, s in rec.scores.items():
+                scores.setdefault(name, s)
+            append(rec, scores)
     cases.check_rest()
 
 
