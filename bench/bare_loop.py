@@ -8,8 +8,9 @@ and takes the answer. ``concurrency`` workers share one ``aiohttp.ClientSession`
 connector allows that many connections, on uvloop (as ``agenteval run`` uses). No
 scoring, no retries, nothing written: this is the floor a harness can be compared with.
 
-Prints one JSON line: ``{"n", "ok", "loop_s"}`` (``loop_s``: time from the first request
-to the last response, without interpreter start-up and imports).
+Prints one JSON line: ``{"n", "ok", "loop_s", "cpu_s"}`` (``loop_s``: time from the first
+request to the last response, without interpreter start-up and imports; ``cpu_s``: the
+process CPU time spent over that span).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import sys
 import time
 
@@ -28,7 +30,7 @@ async def _main(dataset: str, base_url: str, concurrency: int) -> dict[str, floa
         inputs = [json.loads(line)["input"] for line in f if line.strip()]
     url = base_url.rstrip("/") + "/chat/completions"
     ok = 0
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     async with aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=concurrency),
         headers={"Content-Type": "application/json"},
@@ -45,7 +47,13 @@ async def _main(dataset: str, base_url: str, concurrency: int) -> dict[str, floa
                     ok += 1
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return {"n": len(inputs), "ok": ok, "loop_s": time.perf_counter() - t0}
+    loop_s, cpu_s = time.perf_counter() - t0, _cpu() - c0
+    return {"n": len(inputs), "ok": ok, "loop_s": loop_s, "cpu_s": cpu_s}
+
+
+def _cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 def main() -> int:

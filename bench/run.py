@@ -118,7 +118,8 @@ def _harnesses(
         m = measure([PY, str(BENCH / "bare_loop.py"), str(dataset), url], server=srv)
         if m.rc != 0:
             _fail("bare loop", m)
-        m.extra["loop_s"] = m.json_line()["loop_s"]
+        info = m.json_line()
+        m.extra.update(loop_s=info["loop_s"], cpu_s=info["cpu_s"])
         return m
 
     def cli() -> Measured:
@@ -142,7 +143,7 @@ def _harnesses(
         if problem:
             sys.exit(f"evaluate(): incomplete run: {problem}")
         info = m.json_line()
-        m.extra.update(loop_s=info["loop_s"], call_cpu_s=info["cpu_s"])
+        m.extra.update(loop_s=info["loop_s"], cpu_s=info["cpu_s"])
         shutil.rmtree(out)
         return m
 
@@ -173,6 +174,7 @@ def throughput(
         "samples/s",
         "wall s",
         "CPU s",
+        "CPU µs/trial",
         "peak RSS MB",
         "vs bare",
         "server CPU",
@@ -204,8 +206,11 @@ def _rows(
     n: int,
     got: dict[str, list[Measured]],
 ) -> None:
-    def row(label: str, ms: list[Measured], secs: list[float], ref: float | None) -> float:
+    def row(
+        label: str, ms: list[Measured], secs: list[float], ref: float | None, inproc: bool = False
+    ) -> float:
         rate = n / _med(secs)
+        cpu = _med([m.extra["cpu_s"] if inproc else m.cpu_s for m in ms])
         srv = [m.server_cpu_s / m.wall_s for m in ms if m.server_cpu_s is not None]
         table.add(
             f"{lat:g} ms",
@@ -213,7 +218,8 @@ def _rows(
             label,
             f"{rate:,.0f}",
             f"{_med(secs):.2f}",
-            f"{_med([m.cpu_s for m in ms]):.2f}",
+            f"{cpu:.2f}",
+            f"{cpu / n * 1e6:,.0f}",
             f"{_med([m.rss_mb for m in ms]):.0f}",
             f"{rate / ref:.2f}x" if ref else "1.00x",
             f"{_med(srv):.0%}" if srv else "n/a",
@@ -228,9 +234,13 @@ def _rows(
         if name.startswith("peer:"):
             rate = row(name[5:] + " (process)", ms, [m.wall_s for m in ms], bare_proc)
             ratios[(lat, n, name)] = rate / bare_proc
-    bare_loop = row("bare loop (in-process)", bare, [m.extra["loop_s"] for m in bare], None)
+    bare_loop = row(
+        "bare loop (in-process)", bare, [m.extra["loop_s"] for m in bare], None, inproc=True
+    )
     ev = got["evaluate"]
-    api = row("evaluate() (in-process)", ev, [m.extra["loop_s"] for m in ev], bare_loop)
+    api = row(
+        "evaluate() (in-process)", ev, [m.extra["loop_s"] for m in ev], bare_loop, inproc=True
+    )
     ratios[(lat, n, "evaluate")] = api / bare_loop
 
 
