@@ -8,6 +8,8 @@ Scorers about the calls that were made still judge those calls.
 
 from __future__ import annotations
 
+import functools
+
 from agenteval.score import Score, not_applicable
 from agenteval.trial import Trial
 
@@ -20,7 +22,12 @@ def unanswered(trial: Trial) -> Score | None:
     """
     if trial.output is not None:
         return None
-    cause = trial.failure.cause if trial.failure is not None else None
+    return _never_answered(trial.failure.cause if trial.failure is not None else None)
+
+
+@functools.lru_cache(maxsize=64)
+def _never_answered(cause: str | None) -> Score:
+    # Shared between trials with the same cause (a Score is treated as immutable).
     detail = f"failure: {cause}" if cause else "no failure recorded"
     return not_applicable(f"agent never answered ({detail})")
 

@@ -8,7 +8,10 @@ the call names a defined tool, and the arguments validate against that tool's
 
 Speed: compiled schemas live in bounded LRU caches — keyed by the schema's text, and for
 the case's and suite's definition lists (shared by every trial of a case) by identity,
-holding a reference so that an identity is never reused while cached. Plain schemas are
+holding a reference so that an identity is never reused while cached. A definition list
+seen for the first time is looked up by its content (its pickled form: equal bytes mean
+the same values of the same types in the same order), so cases that each carry their own
+copy of the same tools share one checker and compile nothing again. Plain schemas are
 checked by :mod:`agenteval.scorers._fastschema`; ``jsonschema`` handles the rest and
 writes every message.
 
@@ -21,6 +24,8 @@ checker, so each call's arguments are validated once per trial, not twice.
 from __future__ import annotations
 
 import functools
+import io
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -74,12 +79,13 @@ def _compile(key: _Key) -> tuple[Validator, Check | None]:
 class ArgumentChecker:
     """Checks calls against one set of tool definitions."""
 
-    __slots__ = ("_compiled", "_memo", "_schemas")
+    __slots__ = ("_compiled", "_memo", "_schemas", "_why")
 
     def __init__(self, defs: ToolDefs) -> None:
         self._schemas: dict[str, Any] = {str(d["name"]): d.get("parameters") for d in defs}
         self._compiled: dict[str, tuple[Validator, Check | None]] = {}
         self._memo: dict[Identity, str | None] = {}
+        self._why: dict[tuple[str, bytes], str] = {}  # message by tool and pickled arguments
 
     def _get(self, name: str) -> tuple[Validator, Check | None]:
         got = self._compiled.get(name)
@@ -135,29 +141,86 @@ class ArgumentChecker:
         ok = fast(args) if fast is not None else validator.is_valid(args)
         if ok:
             return None
-        err = best_match(validator.iter_errors(args))
-        if err is None:  # pragma: no cover - the checks above said there is one
-            return "arguments do not match the schema"
-        where = err.json_path
-        why = err.message if where == "$" else f"at {where}: {err.message}"
-        if len(why) > _WHY_LIMIT:
-            why = why[: _WHY_LIMIT - 1] + "…"
+        # Agents repeat the same wrong arguments: word each message once (equal pickles
+        # are the same values of the same types in the same order, so the same message).
+        try:
+            key = (call.name, _pickled(args))
+        except Exception:
+            return _message(validator, args)
+        why = self._why.get(key)
+        if why is None:
+            why = _message(validator, args)
+            if len(self._why) >= _MEMO_SIZE:
+                self._why.clear()
+            self._why[key] = why
         return why
+
+
+def _message(validator: Validator, args: Any) -> str:
+    err = best_match(validator.iter_errors(args))
+    if err is None:  # pragma: no cover - the checks above said there is one
+        return "arguments do not match the schema"
+    where = err.json_path
+    why = err.message if where == "$" else f"at {where}: {err.message}"
+    if len(why) > _WHY_LIMIT:
+        why = why[: _WHY_LIMIT - 1] + "…"
+    return why
+
+
+class _DefsKey:
+    """A cache key for a definition list: equal when the lists' contents are identical."""
+
+    __slots__ = ("_hash", "defs", "text")
+
+    def __init__(self, defs: ToolDefs) -> None:
+        self.defs = defs
+        self.text: object
+        try:
+            self.text = _pickled(defs)
+        except Exception:  # not picklable (or cyclic): its text, as _Key uses
+            try:
+                self.text = repr(defs)
+            except Exception:  # not even that: a key equal to no other
+                self.text = object()
+        self._hash = hash(self.text)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _DefsKey) and other.text == self.text
+
+
+def _pickled(value: Any) -> bytes:
+    # Without the memo ("fast" mode): quicker, and the bytes do not depend on which parts
+    # happen to be the same object.
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True
+    pickler.dump(value)
+    return out.getvalue()
 
 
 @functools.lru_cache(maxsize=256)
 def _shared_checker(defs: Identity) -> ArgumentChecker:
-    return ArgumentChecker(defs.obj)
+    return _checker_by_content(_DefsKey(defs.obj))
 
 
-def checker_for(trial: Trial, case_tools: ToolDefs | None, suite: ToolDefs) -> ArgumentChecker:
+@functools.lru_cache(maxsize=64)
+def _checker_by_content(key: _DefsKey) -> ArgumentChecker:
+    return ArgumentChecker(key.defs)
+
+
+def checker_for(
+    trial: Trial, case_tools: ToolDefs | None, suite: ToolDefs
+) -> ArgumentChecker | None:
     """The checker for the definitions that apply: trial's, else case's, else the suite's.
 
-    Raises ``LookupError`` when none of them holds a definition.
+    None when none of them holds a definition.
     """
     defs = trial.tools or case_tools or suite
     if not defs:
-        raise LookupError("no tool definitions known")
+        return None
     return _shared_checker(Identity(defs))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import json.encoder
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -49,10 +50,28 @@ NUMBER = re.compile(
 """A number standing alone inside text (see the module docstring)."""
 _WHOLE_NUMBER = re.compile(_NUMBER_BODY)
 _SPACES = re.compile(r"\s+")
+# The C encoder json.dumps(value, ensure_ascii=False, default=str) builds for each call,
+# built once, without the record of objects being encoded that detects cycles (so it keeps
+# no state between calls). It writes the same text; for anything it fails on (a cycle ends
+# in RecursionError here), json.dumps itself runs, so errors are json.dumps's own.
+
+
+def _c_encoder() -> Any:
+    # A private CPython hook: when it is missing or its signature changes, json.dumps runs.
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        return make(None, str, _encode_basestring, None, ": ", ", ", False, False, True)
+    except Exception:
+        return None
+
+
+_C_JSON: Any = _c_encoder()
 
 
 def fold(text: str) -> str:
     """Casefold and strip accents (NFKD, combining marks dropped); nothing else."""
+    if text.isascii():  # same result: ASCII only folds A-Z, and NFKD leaves it alone
+        return text.lower()
     folded = unicodedata.normalize("NFKD", text.casefold())
     if folded.isascii():
         return folded
@@ -83,7 +102,12 @@ def parse_number(text: str) -> float | None:
     ``"60%"``, ``"about 7"`` and ``"1,2345"`` are not (currency signs, percent signs and
     surrounding words are not stripped: they change what the answer says).
     """
-    s = normalize(text).replace("\u2212", "-")
+    return parse_normalized(normalize(text))
+
+
+def parse_normalized(text: str) -> float | None:
+    """:func:`parse_number` of a text that is already :func:`normalize` d (saves doing it twice)."""
+    s = text.replace("\u2212", "-") if "\u2212" in text else text
     if not s or not _WHOLE_NUMBER.fullmatch(s):
         return None
     return _to_float(s)
@@ -119,7 +143,13 @@ def as_text(value: Any) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _json_text(value: Identity) -> str:
-    return json.dumps(value.obj, ensure_ascii=False, default=str)
+    obj = value.obj
+    if _C_JSON is not None:
+        try:
+            return "".join(_C_JSON(obj, 0))
+        except Exception:
+            pass  # json.dumps below gives the error (or the text)
+    return json.dumps(obj, ensure_ascii=False, default=str)
 
 
 def fmt_num(x: float) -> str:
@@ -134,6 +164,7 @@ def quote(text: str, limit: int = 60) -> str:
     return _encode_basestring(text)
 
 
+@functools.lru_cache(maxsize=1024, typed=True)  # the same few fractions, again and again
 def ratio(num: int, den: int) -> str:
     """``"3/6 = 0.5"``: a fraction and its value, for reasons."""
     return f"{num}/{den} = {num / den:.3g}"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from agenteval.case import Case
 from agenteval.score import BINARY_THRESHOLD, Score, not_applicable, scorer
 from agenteval.scorers._answer import unanswered
-from agenteval.scorers._text import fmt_num, normalize, parse_number, quote, same_number
+from agenteval.scorers._text import fmt_num, normalize, parse_normalized, quote, same_number
 from agenteval.trial import Trial
+
+_NO_EXPECTED = not_applicable("case has no expected answer")
 
 
 @scorer("exact_match", threshold=BINARY_THRESHOLD)
@@ -22,13 +24,18 @@ def exact_match(case: Case, trial: Trial) -> Score:
     Not applicable when the case has no ``expected``, or when the agent never answered.
     """
     if case.expected is None:
-        return not_applicable("case has no expected answer")
+        return _NO_EXPECTED
     na = unanswered(trial)
     if na is not None:
         return na
     answer = trial.output or ""
     expected = str(case.expected)
-    want, got = parse_number(expected), parse_number(answer)
+    # Each side is normalised once, for both the number and the text comparison.
+    n_want = normalize(expected)
+    n_got = n_want if answer == expected else normalize(answer)
+    want = parse_normalized(n_want)
+    # The answer's number matters only when the expected value is one.
+    got = None if want is None else want if n_got is n_want else parse_normalized(n_got)
     if want is not None and got is not None:
         diff = abs(want - got)
         ok = same_number(want, got)
@@ -37,7 +44,6 @@ def exact_match(case: Case, trial: Trial) -> Score:
             1.0 if ok else 0.0,
             f"expected {fmt_num(want)}, got {fmt_num(got)}: differ by {diff:.4g}, {verdict} 0.01",
         )
-    n_want, n_got = normalize(expected), normalize(answer)
     if n_want == n_got:
         return Score(1.0, f"answer equals expected {quote(expected)} (after normalising)")
     kind = " (expected a number)" if want is not None else ""

@@ -33,6 +33,12 @@ from agenteval.trial import ToolCall, Trial
 _SHOWN = 5
 _EPS = 1e-9
 
+# Scores whose reason never varies are built once and shared (Score is treated as immutable).
+_EMPTY_ANSWER = not_applicable("answer is empty: nothing to check")
+_NO_RESULTS = not_applicable("no tool results to check the answer against")
+_NO_DOCS = not_applicable("case has no relevant_docs")
+_NO_CANARY = not_applicable("inconclusive: case has no canary")
+
 
 class _Results:
     """A trial's tool results as text, and what the scorers here derive from them."""
@@ -112,11 +118,13 @@ def tool_faithfulness(case: Case, trial: Trial) -> Score:
         return na
     answer = trial.output or ""
     if not answer.strip():
-        return not_applicable("answer is empty: nothing to check")
+        return _EMPTY_ANSWER
+    if not trial.tool_calls:  # no call, so no result
+        return _NO_RESULTS
     shared = _results(trial)
     results = shared.texts
     if not results:
-        return not_applicable("no tool results to check the answer against")
+        return _NO_RESULTS
     numbers = list(dict.fromkeys(find_numbers(answer)))
     asked = find_numbers(_question_text(case)) if numbers else []
     claims = [x for x in numbers if not any_same(x, asked)]
@@ -175,9 +183,9 @@ def retrieval_recall(case: Case, trial: Trial) -> Score:
     Not applicable when the case has no ``relevant_docs``, or when the agent never answered
     and made no call (calls made before a failure are still judged).
     """
-    wanted = list(dict.fromkeys(case.relevant_docs or []))
-    if not wanted:
-        return not_applicable("case has no relevant_docs")
+    if not case.relevant_docs:
+        return _NO_DOCS
+    wanted = list(dict.fromkeys(case.relevant_docs))
     na = unanswered(trial)
     if na is not None and not trial.tool_calls:
         return not_applicable(f"{na.reason} and made no tool call")
@@ -200,9 +208,11 @@ def tool_grounding(case: Case, trial: Trial) -> Score:
     applicable ("inconclusive") when the case has no canary, or when the agent never
     answered.
     """
-    canaries = [c for c in dict.fromkeys(case.canary or []) if c.strip()]
+    if not case.canary:
+        return _NO_CANARY
+    canaries = [c for c in dict.fromkeys(case.canary) if c.strip()]
     if not canaries:
-        return not_applicable("inconclusive: case has no canary")
+        return _NO_CANARY
     na = unanswered(trial)
     if na is not None:
         return na

@@ -12,16 +12,27 @@ import functools
 from agenteval.case import Case
 from agenteval.score import BINARY_THRESHOLD, Score, not_applicable, scorer
 from agenteval.scorers._answer import unanswered
-from agenteval.scorers._text import quote, squash
+from agenteval.scorers._text import fold, quote, squash
 from agenteval.trial import Trial
 
 _SHOWN = 5
+_NO_FORBIDDEN = not_applicable("case has no must_not_contain")
 
 
 @functools.lru_cache(maxsize=1024)
-def _squashed(forbidden: str) -> str:
-    # Datasets repeat the same forbidden strings in case after case.
-    return squash(forbidden)
+def _forbidden(strings: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    # Datasets repeat the same forbidden strings in case after case: each distinct one,
+    # with its squashed form and that form's longest word, those empty after squashing
+    # left out.
+    return tuple(
+        (f, q, max(q.split(), key=len)) for f in dict.fromkeys(strings) if (q := squash(f))
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _none_found(n: int) -> Score:
+    # Shared between trials (a Score is treated as immutable).
+    return Score(1.0, f"answer contains none of {n} forbidden strings")
 
 
 @scorer("avoids_forbidden_text", threshold=BINARY_THRESHOLD)
@@ -36,17 +47,29 @@ def avoids_forbidden_text(case: Case, trial: Trial) -> Score:
     Not applicable when the case has no (non-empty) ``must_not_contain``, or when the agent
     never answered.
     """
-    forbidden = [f for f in dict.fromkeys(case.must_not_contain or []) if _squashed(f)]
+    strings = case.must_not_contain
+    if not strings:
+        return _NO_FORBIDDEN
+    forbidden = _forbidden(tuple(strings))
     if not forbidden:
-        return not_applicable("case has no must_not_contain")
+        return _NO_FORBIDDEN
     na = unanswered(trial)
     if na is not None:
         return na
-    answer = squash(trial.output or "")
-    hits = [f for f in forbidden if _squashed(f) in answer]
+    folded = fold(trial.output or "")
+    answer = None
+    hits = []
+    for f, q, word in forbidden:
+        # A word of the squashed string lies within one word of the folded answer: when
+        # it is not there, the squashed answer cannot hold the string (no need to squash).
+        if word in folded:
+            if answer is None:
+                answer = " ".join(folded.split())
+            if q in answer:
+                hits.append(f)
     n = len(forbidden)
     if not hits:
-        return Score(1.0, f"answer contains none of {n} forbidden strings")
+        return _none_found(n)
     shown = ", ".join(quote(h) for h in hits[:_SHOWN])
     more = len(hits) - _SHOWN
     shown += f" and {more} more" if more > 0 else ""

@@ -12,7 +12,6 @@ still judge the calls that exist.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +25,14 @@ from agenteval.trial import ToolCall, Trial
 _SHOWN = 3  # bad calls named in a reason before "and N more"
 
 Scorer = Callable[[Case, Trial], Score]
+
+# Scores whose reason never varies are built once and shared (Score is treated as immutable).
+_NO_EXPECTED_TOOLS = not_applicable("case has no expected_tools")
+_NO_TOOL_NEEDED = Score(1.0, "case needs no tool (expected_tools is empty)")
+_NO_DEFS = not_applicable("no tool definitions known (trial, case or suite)")
+_NO_CALLS = not_applicable("no tool calls made")
+_NO_TRAJECTORY = not_applicable("case has no expected_trajectory")
+_NO_NEED_KNOWN = not_applicable("case has no max_tool_calls, expected_trajectory or expected_tools")
 
 
 def _listing(items: list[str]) -> str:
@@ -42,15 +49,17 @@ def tool_selection(case: Case, trial: Trial) -> Score:
     An empty ``expected_tools`` (``{}`` or ``[]``) needs nothing and passes. Not applicable
     when the case has no ``expected_tools``, or when the agent never answered.
     """
-    if case.expected_tools is None:
-        return not_applicable("case has no expected_tools")
+    needed = case.expected_tools
+    if needed is None:
+        return _NO_EXPECTED_TOOLS
     na = unanswered(trial)
     if na is not None:
         return na
-    needed = case.needed_tools
     if not needed:
-        return Score(1.0, "case needs no tool (expected_tools is empty)")
-    made = Counter(c.name for c in trial.tool_calls)
+        return _NO_TOOL_NEEDED
+    made: dict[str, int] = {}
+    for c in trial.tool_calls:
+        made[c.name] = made.get(c.name, 0) + 1
     short = []
     for name, count in needed.items():
         got = made.get(name, 0)
@@ -83,11 +92,13 @@ def make_tool_arguments_valid(suite_tools: ToolDefs | None = None) -> Scorer:
         """
         try:
             checker = checker_for(trial, case.tools, suite)
-        except LookupError:
-            return not_applicable("no tool definitions known (trial, case or suite)")
+        except LookupError:  # a definition without a name counts as none
+            checker = None
+        if checker is None:
+            return _NO_DEFS
         calls = trial.tool_calls
         if not calls:
-            return not_applicable("no tool calls made")
+            return _NO_CALLS
         bad = []
         for i, call in enumerate(calls):
             why = checker.problem(call)
@@ -116,11 +127,12 @@ def make_tool_execution(suite_tools: ToolDefs | None = None) -> Scorer:
         """
         calls = trial.tool_calls
         if not calls:
-            return not_applicable("no tool calls made")
+            return _NO_CALLS
         try:
-            is_valid = checker_for(trial, case.tools, suite).is_valid
-        except LookupError:
-            is_valid = _parsed
+            checker = checker_for(trial, case.tools, suite)
+        except LookupError:  # a definition without a name counts as none
+            checker = None
+        is_valid = _parsed if checker is None else checker.is_valid
         valid = [(i, c) for i, c in enumerate(calls) if is_valid(c)]
         if not valid:
             return not_applicable(f"none of the {len(calls)} calls had valid arguments")
@@ -157,7 +169,7 @@ def trajectory_order(case: Case, trial: Trial) -> Score:
     """
     expected = case.expected_trajectory
     if not expected:
-        return not_applicable("case has no expected_trajectory")
+        return _NO_TRAJECTORY
     na = unanswered(trial)
     if na is not None:
         return na
@@ -199,9 +211,9 @@ def step_efficiency(case: Case, trial: Trial) -> Score:
     elif case.expected_trajectory:
         needed, source = len(case.expected_trajectory), "expected_trajectory"
     elif case.expected_tools is not None:
-        needed, source = sum(case.needed_tools.values()), "expected_tools"
+        needed, source = sum(case.expected_tools.values()), "expected_tools"
     else:
-        return not_applicable("case has no max_tool_calls, expected_trajectory or expected_tools")
+        return _NO_NEED_KNOWN
     made = len(trial.tool_calls)
     if made == 0:
         if needed == 0:
@@ -218,6 +230,8 @@ def step_efficiency(case: Case, trial: Trial) -> Score:
 
 def _freeze(value: Any) -> Any:
     """A hashable form equal for canonically equal JSON values (key order ignored)."""
+    if type(value) is str:  # the common case first
+        return value
     if isinstance(value, dict):
         return ("{", tuple(sorted((str(k), _freeze(v)) for k, v in value.items())))
     if isinstance(value, list | tuple):
@@ -248,7 +262,7 @@ def redundant_calls(case: Case, trial: Trial) -> Score:
     """
     calls = trial.tool_calls
     if not calls:
-        return not_applicable("no tool calls made")
+        return _NO_CALLS
     first_success: dict[tuple[str, Any], int] = {}
     repeats = []
     # Only a call whose tool is called again can repeat or be repeated: skip the others.
