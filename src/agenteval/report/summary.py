@@ -196,19 +196,26 @@ class _Accumulator:
         tags = self.tags.get(rec.case_id) if self.tags else None
         if not tags:
             return
-        for tag in dict.fromkeys(tags):
+        valued = [
+            (name, sc.value, sc.value >= sc.threshold)
+            for name, sc in scores.items()
+            if sc.value is not None and sc.error is None
+        ]
+        failed = rec.failure is not None
+        for tag in tags if len(tags) == 1 else dict.fromkeys(tags):
             ts = self.tag_counts.get(tag)
             if ts is None:
                 self.s.tags[tag] = TagSummary()
                 ts = self.tag_counts[tag] = [0, 0]
                 self.tag_moments[tag] = {}
             ts[0] += 1
-            ts[1] += rec.failure is not None
-            for name, sc in scores.items():
-                if sc.value is not None and sc.error is None:
-                    self.tag_moments[tag].setdefault(name, _Moments()).add(
-                        sc.value, bool(sc.passed)
-                    )
+            ts[1] += failed
+            moments = self.tag_moments[tag]
+            for name, value, passed in valued:
+                m = moments.get(name)
+                if m is None:
+                    m = moments[name] = _Moments()
+                m.add(value, passed)
 
     def _cost(self, rec: Trial, scores: Mapping[str, Score]) -> None:
         c = self.s.cost
