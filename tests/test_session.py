@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 from pathlib import Path
 
@@ -41,6 +42,14 @@ def test_kept_cases_and_cases_read_back_give_the_same_run(
     snapshot = (kept.run_dir / "cases.jsonl").read_bytes()
     assert snapshot == (reread.run_dir / "cases.jsonl").read_bytes()
     assert kept.summary["scorers"] == reread.summary["scorers"]
+
+
+def test_the_snapshot_is_the_canonical_text_the_dataset_hash_covers(tmp_path: Path) -> None:
+    run = evaluate(CASES, answer, out=tmp_path / "h")
+    data = (run.run_dir / "cases.jsonl").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == run.header.dataset.sha256
+    first = json.loads(data.splitlines()[0])
+    assert list(first) == sorted(first)
 
 
 def test_a_run_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
