@@ -256,3 +256,46 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after(format_datetime(now - timedelta(seconds=7), usegmt=True), now) == 0.0
     for bad in (None, "", "soon", "-1", "nan", "inf"):
         assert parse_retry_after(bad) is None
+
+
+def test_headers_as_configured_for_speed_and_a_compressed_body_still_decodes() -> None:
+    seen: list[dict[str, str | None]] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        seen.append(
+            {
+                "ua": request.headers.get("User-Agent"),
+                "ae": request.headers.get("Accept-Encoding"),
+                "cookie": request.headers.get("Cookie"),
+            }
+        )
+        resp = web.json_response({"n": len(seen)})
+        resp.set_cookie("session", "abc")  # a cookie jar would send it back
+        if len(seen) == 2:
+            resp.enable_compression(web.ContentCoding.gzip)  # compressed though not asked
+        return resp
+
+    async def go(headers: dict[str, str] | None = None) -> list[Any]:
+        async with serve(handler) as url, HttpClient(headers=headers) as c:
+            return [await c.post_json(url + "/x", {}, Recorder()) for _ in range(3)]
+
+    assert asyncio.run(go()) == [{"n": 1}, {"n": 2}, {"n": 3}]
+    from agenteval import __version__
+
+    assert seen == [{"ua": f"agenteval/{__version__}", "ae": None, "cookie": None}] * 3
+    seen.clear()
+    asyncio.run(go({"User-Agent": "mine/1"}))
+    assert {s["ua"] for s in seen} == {"mine/1"}
+
+
+def test_an_unparseable_url_fails_as_before() -> None:
+    async def go() -> BaseException | None:
+        async with HttpClient(RetryPolicy(max_retries=0)) as c:
+            try:
+                await c.post_json("http://[::1", {}, Recorder())
+            except AgentFailure as e:
+                return e
+        return None
+
+    err = asyncio.run(go())
+    assert isinstance(err, AgentFailure) and err.cause == "connection"

@@ -183,3 +183,32 @@ def test_sigkill_mid_run_then_resume_gives_the_same_trial_set(tmp_path: Path, se
     assert len(keys) == len(set(keys)) == 600
     assert sorted(keys) == sorted(t.key for t in iter_trials(clean))
     assert read_header(out).summary["trials"] == 600
+
+
+def test_an_endpoint_run_imports_only_what_it_uses(tmp_path: Path, server: str) -> None:
+    data = _cases(tmp_path / "cases.jsonl", 3)
+    out = tmp_path / "run"
+    args = ["--endpoint", server, "--model", "m", "--out", str(out), "--quiet"]
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "agenteval", "run", str(data), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "agenteval.report.live" in imported  # the check sees agenteval's own imports
+    unused = {
+        "agenteval.agents.tool_loop",  # --agent tool-loop only
+        "agenteval.agents.mcp_tools",
+        "mcp",
+        "agenteval.benchmarks._run",  # --benchmark only
+        "agenteval.benchmarks.declarative",
+        "agenteval.report.markdown",  # other outputs
+        "agenteval.report.junit",
+        "agenteval.report.html",
+        "jinja2",
+        "agenteval.judge",  # no judge asked for
+    }
+    assert imported & unused == set()
+    assert len(list(iter_trials(out))) == 3
