@@ -106,9 +106,10 @@ def peer_command(
             return None, env, "inspect_ai not installed (pip install inspect-ai openai)"
         task = work / "inspect_task.py"
         task.write_text(_INSPECT_TASK.format(dataset=str(dataset)), encoding="utf-8")
+        # run in `work` with a relative task path: inspect eval rejects absolute ones
         env.update(BENCH_BASE_URL=base_url, BENCH_API_KEY="bench")
         inspect = shutil.which("inspect", path=str(Path(PY).parent)) or "inspect"
-        cmd = [inspect, "eval", str(task), "--model", "openai-api/bench/m"]
+        cmd = [inspect, "eval", task.name, "--model", "openai-api/bench/m"]
         cmd += ["--max-connections", "100", "--log-dir", str(work / "logs"), "--display", "none"]
         return cmd, env, "inspect eval --max-connections 100"
     if name == "deepeval":

@@ -98,15 +98,19 @@ class FakeServer:
 
 
 def measure(
-    cmd: list[str], *, server: FakeServer | None = None, env: dict[str, str] | None = None
+    cmd: list[str],
+    *,
+    server: FakeServer | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> Measured:
-    """Run ``cmd`` to completion; wall, CPU and peak RSS of that child alone."""
+    """Run ``cmd`` (in ``cwd``) to completion; wall, CPU and peak RSS of that child alone."""
     out_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"agenteval-bench-{os.getpid()}.out"
     err_path = out_path.with_suffix(".err")
     s0 = server.cpu_s() if server else None
     with open(out_path, "w+") as out, open(err_path, "w+") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
         _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)

@@ -154,8 +154,13 @@ def _harnesses(
             print(f"  skipping peer {name}: {note}")
             continue
 
-        def peer(cmd: list[str] = cmd, env: dict[str, str] = env, name: str = name) -> Measured:
-            m = measure(cmd, server=srv, env=env)
+        def peer(
+            cmd: list[str] = cmd,
+            env: dict[str, str] = env,
+            name: str = name,
+            cwd: Path = work / f"peer-{name}",
+        ) -> Measured:
+            m = measure(cmd, server=srv, env=env, cwd=cwd)
             if m.rc != 0:
                 sys.stderr.write(f"peer {name} exited {m.rc}: {m.stderr[-500:]}\n")
             return m
@@ -231,9 +236,15 @@ def _rows(
     cli = row("agenteval run (CLI)", got["cli"], [m.wall_s for m in got["cli"]], bare_proc)
     ratios[(lat, n, "cli")] = cli / bare_proc
     for name, ms in got.items():
-        if name.startswith("peer:"):
-            rate = row(name[5:] + " (process)", ms, [m.wall_s for m in ms], bare_proc)
-            ratios[(lat, n, name)] = rate / bare_proc
+        if not name.startswith("peer:"):
+            continue
+        failed = [m.rc for m in ms if m.rc != 0]
+        if failed:  # a peer that failed has no rate worth printing
+            label, why = name[5:] + " (process)", f"failed (exit {failed[0]})"
+            table.add(f"{lat:g} ms", f"{n:,}", label, why, *[""] * (len(table.headers) - 4))
+            continue
+        rate = row(name[5:] + " (process)", ms, [m.wall_s for m in ms], bare_proc)
+        ratios[(lat, n, name)] = rate / bare_proc
     bare_loop = row(
         "bare loop (in-process)", bare, [m.extra["loop_s"] for m in bare], None, inproc=True
     )
