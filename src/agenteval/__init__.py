@@ -13,12 +13,12 @@ The public API. Everything else lives in modules that may change between version
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
 # Light modules are imported eagerly; those that pull in the HTTP stack load on first use.
+from agenteval._lazy import lazy_getattr
 from agenteval.case import Case
 from agenteval.errors import AgentEvalError, InputError
 from agenteval.score import Score, normalize_result, not_applicable, scorer
@@ -76,10 +76,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenteval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _LAZY)

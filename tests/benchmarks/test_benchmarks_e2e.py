@@ -161,7 +161,8 @@ def test_faithfulness_sends_the_passage_and_needs_a_judge(fake_openai: str, tmp_
     assert p.returncode == 0, p.stderr
     trials = [json.loads(x) for x in (tmp_path / "r" / "faithfulness" / "trials.jsonl").open()]
     assert len(trials) == 3
-    first = trials[0]
+    # trials are appended as they finish, in any order: take the suite's first case by id
+    first = next(t for t in trials if t["case_id"] == "fa-01")
     assert "Passage:\nThe Harlow Street bridge" in first["output"]  # the suite's template
     assert first["scores"]["judge_faithfulness"]["value"] is None
 

@@ -10,9 +10,9 @@ built-in suites on first use; :func:`benchmark` and :func:`load_benchmark_file` 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agenteval._lazy import lazy_getattr
 from agenteval.benchmarks._args import add_benchmark_args
 
 if TYPE_CHECKING:
@@ -22,23 +22,19 @@ if TYPE_CHECKING:
 
 # Imported on first use, so that `agenteval run` without --benchmark does not pay for them.
 _LAZY = {
-    "benchmark_scorers": "_run",
-    "registry_from_args": "_run",
-    "run_benchmarks": "_run",
-    "SUITE_SCORERS": "declarative",
-    "load_benchmark_file": "declarative",
-    "Benchmark": "registry",
-    "Registry": "registry",
-    "benchmark": "registry",
-    "default_registry": "registry",
+    "benchmark_scorers": "agenteval.benchmarks._run",
+    "registry_from_args": "agenteval.benchmarks._run",
+    "run_benchmarks": "agenteval.benchmarks._run",
+    "SUITE_SCORERS": "agenteval.benchmarks.declarative",
+    "load_benchmark_file": "agenteval.benchmarks.declarative",
+    "Benchmark": "agenteval.benchmarks.registry",
+    "Registry": "agenteval.benchmarks.registry",
+    "benchmark": "agenteval.benchmarks.registry",
+    "default_registry": "agenteval.benchmarks.registry",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenteval.benchmarks' has no attribute {name!r}")
-    return getattr(import_module(f"agenteval.benchmarks.{module}"), name)
+__getattr__ = lazy_getattr(globals(), _LAZY)
 
 
 __all__ = [

@@ -6,9 +6,10 @@ JUnit XML and Markdown all render the same Summary.
 
 from __future__ import annotations
 
-from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenteval._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from agenteval.pricing import PriceTable
@@ -22,22 +23,18 @@ if TYPE_CHECKING:
 # Each output is imported on first use: a run that only keeps a live summary (every
 # `agenteval run`) must not pay for the Markdown, JUnit and terminal renderers.
 _LAZY = {
-    "write_junit": "junit",
-    "write_markdown": "markdown",
-    "Summary": "model",
-    "load_cases": "sources",
-    "summarize": "summary",
-    "summarize_records": "summary",
-    "write_json": "summary",
-    "render_terminal": "terminal",
+    "write_junit": "agenteval.report.junit",
+    "write_markdown": "agenteval.report.markdown",
+    "Summary": "agenteval.report.model",
+    "load_cases": "agenteval.report.sources",
+    "summarize": "agenteval.report.summary",
+    "summarize_records": "agenteval.report.summary",
+    "write_json": "agenteval.report.summary",
+    "render_terminal": "agenteval.report.terminal",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenteval.report' has no attribute {name!r}")
-    return getattr(import_module(f"agenteval.report.{module}"), name)
+__getattr__ = lazy_getattr(globals(), _LAZY)
 
 
 __all__ = [
