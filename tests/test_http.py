@@ -286,6 +286,9 @@ def test_headers_as_configured_for_speed_and_a_compressed_body_still_decodes() -
     seen.clear()
     asyncio.run(go({"User-Agent": "mine/1"}))
     assert {s["ua"] for s in seen} == {"mine/1"}
+    seen.clear()
+    asyncio.run(go({"user-agent": "mine/2"}))  # any casing replaces ours: one header
+    assert {s["ua"] for s in seen} == {"mine/2"}
 
 
 def test_an_unparseable_url_fails_as_before() -> None:

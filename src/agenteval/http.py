@@ -150,7 +150,10 @@ class HttpClient:
             "Accept": "application/json",
             "User-Agent": f"agenteval/{__version__}",
         }
-        self._headers.update(headers or {})
+        for name, value in (headers or {}).items():  # names are case-insensitive
+            for same in [k for k in self._headers if k.lower() == name.lower()]:
+                del self._headers[same]
+            self._headers[name] = value
         header_secrets = [v for k, v in self._headers.items() if is_secret_key(k)]
         self.redactor = Redactor([*secrets, *header_secrets])
         self._rng = rng or random.Random()
