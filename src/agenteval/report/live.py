@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from agenteval.report.accumulator import Accumulator
 from agenteval.report.model import Summary
-from agenteval.report.percase import aggregate_cases
 from agenteval.report.sources import case_tags, price_table_of
-from agenteval.report.summary import _Accumulator
-from agenteval.rundir import RunHeader, iter_trials
+from agenteval.rundir import RunHeader
 from agenteval.score import Score
 from agenteval.trial import Trial
 
@@ -23,16 +22,12 @@ class LiveSummary:
 
     def __init__(self, run_dir: str | Path, header: RunHeader) -> None:
         self.run_dir = Path(run_dir)
-        self._acc = _Accumulator(header, case_tags(run_dir), price_table_of(header), per_case=False)
+        self._acc = Accumulator(header, case_tags(run_dir), price_table_of(header), per_case=False)
 
     def add(self, trial: Trial, scores: Mapping[str, Score]) -> None:
         """Count one trial as it is written."""
         self._acc.add(trial, scores)
 
     def finish(self) -> Summary:
-        acc = self._acc
-        acc.tags = None
-        if acc.max_repeat > 0:
-            acc.keep_per_case = True
-            acc.per_case = aggregate_cases(iter_trials(self.run_dir))
-        return acc.finish()
+        """The summary of every trial added (reads the run back only when it has repeats)."""
+        return self._acc.finish_streamed(self.run_dir)

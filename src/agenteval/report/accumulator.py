@@ -1,0 +1,367 @@
+"""The accumulator behind every Summary: trials folded in one streaming pass.
+
+Memory: latency values are kept as floats (percentiles need them), scorer statistics as
+running moments, and per case only counters (for pass^k and flaky cases); trials are
+never held.
+
+Definitions:
+- *correct answer*: the trial passed ``exact_match`` when that scorer is in the run, else
+  the first scorer whose name contains ``correctness``; with neither, no correctness
+  count and no cost per correct answer.
+- *inconclusive*: a score with value None whose reason starts with ``inconclusive``
+  (judge errors and unparseable verdicts); counted apart from not-applicable.
+- *agent cost*: the trial's ``usage`` priced; *judge cost*: every score's ``usage`` priced.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agenteval.pricing import PriceTable
+from agenteval.report import stats
+from agenteval.report.distributions import distribution, repeat_summary
+from agenteval.report.model import (
+    Attribution,
+    CauseCount,
+    Interval,
+    ReasonCount,
+    ScorerSummary,
+    Summary,
+    TagScorer,
+    TagSummary,
+)
+from agenteval.report.percase import CaseAggregate, aggregate_cases
+from agenteval.rundir import RunHeader, TrialRecord, iter_trials
+from agenteval.score import Score
+from agenteval.trial import Trial
+
+INCONCLUSIVE_PREFIX = "inconclusive"
+MAX_EXAMPLES = 5
+
+
+def is_inconclusive(score: Score) -> bool:
+    """True for a score with no value whose reason starts with 'inconclusive' (no error)."""
+    return (
+        score.value is None
+        and score.error is None
+        and score.reason.lower().startswith(INCONCLUSIVE_PREFIX)
+    )
+
+
+def correctness_scorer(names: Iterable[str]) -> str | None:
+    """The scorer that defines a correct answer (see the module docstring)."""
+    names = list(names)
+    if "exact_match" in names:
+        return "exact_match"
+    return next((n for n in names if "correctness" in n), None)
+
+
+@dataclass(slots=True)
+class _Moments:
+    n: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+    passed: int = 0
+
+    def add(self, x: float, passed: bool) -> None:
+        self.n += 1
+        d = x - self.mean
+        self.mean += d / self.n
+        self.m2 += d * (x - self.mean)
+        self.passed += int(passed)
+
+
+@dataclass(slots=True)
+class _Counts:
+    """One scorer's counters: plain attributes (a pydantic attribute write costs ~1 us)."""
+
+    trials: int = 0
+    errors: int = 0
+    inconclusive: int = 0
+    not_applicable: int = 0
+    judge: bool = False
+    binary: bool = True
+
+
+class Accumulator:
+    """Folds trials into a Summary. ``tags`` maps case id -> tags (absent: no tags).
+
+    With ``per_case=False`` no per-case aggregates are kept (memory flat in the number of
+    cases); :func:`summarize` then adds them in a second pass only if the run has repeats.
+    """
+
+    def __init__(
+        self,
+        header: RunHeader,
+        tags: Mapping[str, Sequence[str]] | None,
+        prices: PriceTable,
+        *,
+        per_case: bool = True,
+    ):
+        self.header = header
+        self.tags = tags
+        self.prices = prices
+        self.keep_per_case = per_case
+        self.max_repeat = 0
+        self.s = Summary(
+            run_id=header.run_id,
+            kind=header.kind,
+            dataset_path=header.dataset.path,
+            dataset_sha256=header.dataset.sha256,
+        )
+        self.moments: dict[str, _Moments] = {}
+        self.counts: dict[str, _Counts] = {}
+        self.tag_counts: dict[str, list[int]] = {}  # tag -> [trials, failed]
+        self.trials = 0
+        self.answered = 0
+        self.agent_tokens = [0, 0]  # input, output
+        self.agent_known_usd = 0.0
+        self.agent_unpriced_trials = 0
+        self.correct = 0
+        self.tag_moments: dict[str, dict[str, _Moments]] = {}
+        self.total_lat = array("d")  # 8 bytes a value, not a float object each
+        self.active_lat = array("d")
+        self.per_case: dict[str, CaseAggregate] = {}
+        self.correct_by = correctness_scorer(header.scorers)
+        self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
+        self.unknown_models: set[str] = set()
+
+    def add(self, rec: Trial, scores: Mapping[str, Score] | None = None) -> None:
+        """Count one trial; ``scores`` defaults to ``rec.scores`` (a TrialRecord)."""
+        if scores is None:
+            if not isinstance(rec, TrialRecord):
+                raise TypeError("a Trial without a scores mapping")
+            scores = rec.scores
+        sc = scores
+        self.trials += 1
+        self.answered += rec.output is not None
+        if self.correct_by is None:
+            self.correct_by = correctness_scorer(sc)
+        if rec.repeat > self.max_repeat:
+            self.max_repeat = rec.repeat
+        if self.keep_per_case and isinstance(rec, TrialRecord):
+            agg = self.per_case.get(rec.case_id)
+            if agg is None:
+                agg = self.per_case[rec.case_id] = CaseAggregate()
+            agg.add(rec)
+        self._scores(sc)
+        self._tags(rec, sc)
+        if rec.latency.total_s is not None:
+            self.total_lat.append(rec.latency.total_s)
+        if rec.latency.active_s is not None:
+            self.active_lat.append(rec.latency.active_s)
+        self._cost(rec, sc)
+        self._retries_failures(rec)
+        self._attribution(rec, sc)
+
+    def _scores(self, scores: Mapping[str, Score]) -> None:
+        # The hottest loop of a live summary (a dozen scores per trial): inlined counters.
+        counts, moments = self.counts, self.moments
+        for name, sc in scores.items():
+            ss = counts.get(name)
+            if ss is None:
+                self.s.scorers[name] = ScorerSummary()
+                ss = counts[name] = _Counts()
+                moments[name] = _Moments()
+            ss.trials += 1
+            if sc.usage:
+                ss.judge = True
+            value = sc.value
+            if sc.error is not None:
+                ss.errors += 1
+            elif value is None:
+                first = sc.reason[:1]
+                # only a reason whose first letter lower-cases to "i" can be inconclusive
+                if (first in ("i", "I") or not first.isascii()) and is_inconclusive(sc):
+                    ss.inconclusive += 1
+                else:
+                    ss.not_applicable += 1
+            else:
+                if value != 0.0 and value != 1.0:
+                    ss.binary = False
+                m = moments[name]
+                m.n += 1
+                d = value - m.mean
+                m.mean += d / m.n
+                m.m2 += d * (value - m.mean)
+                m.passed += value >= sc.threshold
+
+    def _tags(self, rec: Trial, scores: Mapping[str, Score]) -> None:
+        tags = self.tags.get(rec.case_id) if self.tags else None
+        if not tags:
+            return
+        valued = [
+            (name, sc.value, sc.value >= sc.threshold)
+            for name, sc in scores.items()
+            if sc.value is not None and sc.error is None
+        ]
+        failed = rec.failure is not None
+        for tag in tags if len(tags) == 1 else dict.fromkeys(tags):
+            ts = self.tag_counts.get(tag)
+            if ts is None:
+                self.s.tags[tag] = TagSummary()
+                ts = self.tag_counts[tag] = [0, 0]
+                self.tag_moments[tag] = {}
+            ts[0] += 1
+            ts[1] += failed
+            moments = self.tag_moments[tag]
+            for name, value, passed in valued:
+                m = moments.get(name)
+                if m is None:
+                    m = moments[name] = _Moments()
+                m.add(value, passed)
+
+    def _cost(self, rec: Trial, scores: Mapping[str, Score]) -> None:
+        c = self.s.cost
+        tokens = self.agent_tokens
+        for u in rec.usage:
+            tokens[0] += u.input_tokens
+            tokens[1] += u.output_tokens
+        agent = self.prices.cost(rec.usage)
+        if agent is None:
+            self.agent_unpriced_trials += 1
+            self.unknown_models |= self.prices.unknown_models(rec.usage)
+        else:
+            self.agent_known_usd += agent
+        for sc in scores.values():
+            if not sc.usage:
+                continue
+            for u in sc.usage:
+                c.judge_tokens.input += u.input_tokens
+                c.judge_tokens.output += u.output_tokens
+            judge = self.prices.cost(sc.usage)
+            if judge is None:
+                c.judge_unpriced_scores += 1
+                self.unknown_models |= self.prices.unknown_models(sc.usage)
+            else:
+                c.judge_known_usd += judge
+        if self.correct_by is not None:
+            verdict = scores.get(self.correct_by)
+            if verdict is not None and verdict.passed:
+                self.correct += 1
+
+    def _retries_failures(self, rec: Trial) -> None:
+        r = self.s.retries
+        if rec.retries:
+            r.trials_with_retries += 1
+        for retry in rec.retries:
+            r.total += 1
+            r.wait_s += retry.wait_s
+            rc = r.by_reason.setdefault(retry.reason, ReasonCount())
+            rc.count += 1
+            rc.wait_s += retry.wait_s
+        if rec.failure is not None:
+            f = self.s.failures
+            self.s.failed += 1
+            f.total += 1
+            cc = f.by_cause.get(rec.failure.cause)
+            if cc is None:
+                cc = f.by_cause[rec.failure.cause] = CauseCount(message=rec.failure.message[:500])
+            cc.count += 1
+            if len(cc.examples) < MAX_EXAMPLES and rec.case_id not in cc.examples:
+                cc.examples.append(rec.case_id)
+
+    def _attribution(self, rec: Trial, scores: Mapping[str, Score]) -> None:
+        if self.correct_by is None or rec.output is None:
+            return  # a trial without an answer is a failure, not a wrong answer
+        sc = scores.get(self.correct_by)
+        if sc is None or sc.passed is not False:
+            return
+        recall = scores.get("retrieval_recall")
+        if recall is None or recall.value is None:
+            self.attr_wrong[2] += 1
+        elif recall.value < 1.0:
+            self.attr_wrong[0] += 1
+        else:
+            self.attr_wrong[1] += 1
+
+    def _flush_counters(self) -> None:
+        s, c = self.s, self.s.cost
+        s.trials, s.answered = self.trials, self.answered
+        c.agent_tokens.input, c.agent_tokens.output = self.agent_tokens
+        c.agent_known_usd = self.agent_known_usd
+        c.agent_unpriced_trials = self.agent_unpriced_trials
+        c.correct = self.correct
+        for name, k in self.counts.items():
+            ss = s.scorers[name]
+            ss.trials, ss.errors, ss.inconclusive = k.trials, k.errors, k.inconclusive
+            ss.not_applicable, ss.judge, ss.binary = k.not_applicable, k.judge, k.binary
+        for tag, (trials, failed) in self.tag_counts.items():
+            s.tags[tag].trials, s.tags[tag].failed = trials, failed
+
+    def finish_streamed(self, run_dir: str | Path) -> Summary:
+        """:meth:`finish` for an accumulator built with ``per_case=False`` over the trials
+        of ``run_dir``: the id -> tags map is freed first, and per-case aggregates are built
+        in a second pass over the trials only when the run has repeats."""
+        self.tags = None  # freed before finish() sorts the latencies
+        if self.max_repeat > 0:
+            self.keep_per_case = True
+            self.per_case = aggregate_cases(iter_trials(run_dir))
+        return self.finish()
+
+    def finish(self) -> Summary:
+        self._flush_counters()
+        s = self.s
+        # without per-case aggregates every trial is its own case: summarize() keeps them
+        # unless all repeats are 0, and a run holds each (case_id, repeat) only once
+        s.cases = len(self.per_case) if self.keep_per_case else s.trials
+        for name, ss in s.scorers.items():
+            m = self.moments[name]
+            ss.applicable, ss.passed = m.n, m.passed
+            if m.n:
+                ss.mean = m.mean
+                ss.pass_rate = m.passed / m.n
+                lo, hi = stats.wilson_interval(m.passed, m.n)
+                ss.pass_rate_ci = Interval(low=lo, high=hi, method="wilson")
+                ci = stats.mean_interval(m.n, m.mean, m.m2)
+                if ci is not None:
+                    ss.mean_ci = Interval(low=ci[0], high=ci[1], method="t")
+            s.scorer_errors[name] = ss.errors
+            s.inconclusive[name] = ss.inconclusive
+        for tag, ts in s.tags.items():
+            for name, m in self.tag_moments[tag].items():
+                ts.scorers[name] = TagScorer(
+                    applicable=m.n, passed=m.passed, mean=m.mean, pass_rate=m.passed / m.n
+                )
+        s.latency.total = distribution(self.total_lat.tolist())
+        s.latency.active = distribution(self.active_lat.tolist())
+        self._finish_cost()
+        if self.correct_by is not None and self.correct_by in s.scorers:
+            a = self.attr_wrong
+            s.attribution = Attribution(
+                correct_by=self.correct_by,
+                wrong=sum(a),
+                retrieval=a[0],
+                model=a[1],
+                unknown=a[2],
+            )
+        s.repeats = repeat_summary(self.per_case)
+        s.methods = {
+            "pass_rate_ci": "Wilson score interval, 95%",
+            "mean_ci": "Student t-interval, 95%, clipped to [0, 1]",
+            "percentiles": "linear interpolation",
+            "pass_at_k": "unbiased estimator 1 - C(n-c,k)/C(n,k), mean over cases",
+            "pass_hat_k": "C(c,k)/C(n,k), mean over cases",
+        }
+        return s
+
+    def _finish_cost(self) -> None:
+        c = self.s.cost
+        c.correct_by = self.correct_by
+        # An agent that reports no tokens at all has an unknown cost, not a zero one.
+        c.agent_usage_recorded = c.agent_tokens.input + c.agent_tokens.output > 0
+        known = c.agent_unpriced_trials == 0 and c.agent_usage_recorded
+        c.agent_usd = c.agent_known_usd if known else None
+        c.judge_usd = c.judge_known_usd if c.judge_unpriced_scores == 0 else None
+        c.unknown_models = sorted(self.unknown_models)
+        if c.agent_usd is not None and c.judge_usd is not None:
+            c.total_usd = c.agent_usd + c.judge_usd
+            if self.s.trials:
+                c.per_trial_usd = c.total_usd / self.s.trials
+            if c.correct:
+                c.per_correct_usd = c.total_usd / c.correct
+        if c.agent_usd is not None and c.correct:
+            c.agent_per_correct_usd = c.agent_usd / c.correct
