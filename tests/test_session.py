@@ -6,6 +6,7 @@ import gc
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,9 +35,20 @@ def _stable(run_dir: Path) -> list[dict[str, object]]:
 def test_kept_cases_and_cases_read_back_give_the_same_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    read_back: list[bytes] = []
+
+    class Spy(Case):  # counts the cases validated again from the snapshot
+        @classmethod
+        def model_validate_json(cls, data: Any, **kw: Any) -> Case:  # type: ignore[override]
+            read_back.append(data)
+            return Case.model_validate_json(data, **kw)
+
+    monkeypatch.setattr(agenteval.session, "Case", Spy)
     kept = evaluate(CASES, answer, out=tmp_path / "kept", repeats=2, limit=30)
+    assert read_back == []  # a small dataset: the validated cases were kept
     monkeypatch.setattr(agenteval.session, "KEEP_CASES_BYTES", 0)  # every case read back
     reread = evaluate(CASES, answer, out=tmp_path / "reread", repeats=2, limit=30)
+    assert len(read_back) == 30
     assert _stable(kept.run_dir) == _stable(reread.run_dir)
     assert len(_stable(kept.run_dir)) == 60  # limit applies to both paths
     snapshot = (kept.run_dir / "cases.jsonl").read_bytes()

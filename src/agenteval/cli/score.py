@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from agenteval._gc import frozen_heap
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run
 from agenteval.dataset import iter_cases, load_case_index, scan_dataset
 from agenteval.errors import InputError
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     )
     with RunWriter.create(out, header) as writer:
         write_cases(out, iter_cases(args.cases))
-        for trial in iter_trial_file(args.trials):
-            writer.append(trial, scorers.apply(cases[trial.case_id], trial))
+        with frozen_heap():
+            for trial in iter_trial_file(args.trials):
+                writer.append(trial, scorers.apply(cases[trial.case_id], trial))
         finish_run(writer, console_for(args), show=not args.quiet)
     return 0
