@@ -20,7 +20,6 @@ from typing import Any
 from rich.console import Console
 
 from agenteval._imports import load_callable
-from agenteval.benchmarks._args import add_benchmark_args as add_benchmark_args
 from agenteval.benchmarks.declarative import load_benchmark_file
 from agenteval.benchmarks.registry import Benchmark, Registry, default_registry
 from agenteval.errors import InputError
