@@ -224,6 +224,7 @@ def _session(
         limit=limit,
         judge=judge,
         prices=prices,
+        command="evaluate()",
     )
 
 

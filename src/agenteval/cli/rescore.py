@@ -26,6 +26,7 @@ from agenteval.cli._common import (
     live_summary,
 )
 from agenteval.errors import InputError
+from agenteval.outpaths import check_out_dir
 from agenteval.rundir import (
     CASES,
     HEADER,
@@ -162,8 +163,7 @@ class RunCases:
 def run(args: argparse.Namespace) -> int:
     src = Path(args.run_dir)
     out = Path(args.out)
-    if out.resolve() == src.resolve():
-        raise InputError("--out must be a new directory; rescore never modifies a run", file=out)
+    check_out_dir(out, [("source run", src)])  # rescore never modifies its source
     old = read_header(src)
     cases = RunCases(src)
     try:
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             source_run=str(src),
         )
         created = not out.exists()
-        writer = RunWriter.create(out, header)  # refuses an existing run: nothing to undo
+        writer = RunWriter.create(out, header, command="agenteval rescore")
         try:
             with writer:
                 shutil.copyfile(cases.path, out / CASES)
