@@ -110,7 +110,7 @@ def run_judge(args: argparse.Namespace) -> int:
     """``agenteval judge``: see the module docstring."""
     src = Path(args.run_dir)
     out = Path(args.out)
-    check_out_dir(out, [("source run", src)])  # judge never modifies its source
+    check_out_dir(args.out, [("source run", args.run_dir)])  # judge never modifies its source
     old = read_header(src)
     cases = load_run_cases(src)
     config = judge_config_from_args(args)

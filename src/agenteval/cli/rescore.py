@@ -163,7 +163,7 @@ class RunCases:
 def run(args: argparse.Namespace) -> int:
     src = Path(args.run_dir)
     out = Path(args.out)
-    check_out_dir(out, [("source run", src)])  # rescore never modifies its source
+    check_out_dir(args.out, [("source run", args.run_dir)])  # rescore never modifies its source
     old = read_header(src)
     cases = RunCases(src)
     try:

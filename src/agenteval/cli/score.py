@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    check_out_dir(out, [("dataset", args.cases), ("trial file", args.trials)])
+    check_out_dir(args.out, [("dataset", args.cases), ("trial file", args.trials)])
     ref = scan_dataset(args.cases)
     scorers = build_scorers(args)
     cases = load_case_index(args.cases)
