@@ -51,7 +51,8 @@ def fingerprint(header: RunHeader) -> dict[str, Any]:
         "benchmark": settings.get("benchmark"),
         "dataset": header.dataset.sha256,
     }
-    normalised: dict[str, Any] = json.loads(_canonical(fields))  # as read back from run.json
+    # as read back from run.json; the order above is kept (it is the order of a message)
+    normalised: dict[str, Any] = json.loads(json.dumps(fields, ensure_ascii=False, default=str))
     return normalised
 
 
@@ -62,7 +63,7 @@ def digest(header: RunHeader) -> str:
 
 def _flat(value: Any, prefix: str, out: dict[str, Any]) -> None:
     if isinstance(value, dict) and value:
-        for k in sorted(value):
+        for k in value:  # the order of fingerprint(): repeats before limit
             _flat(value[k], f"{prefix}.{k}" if prefix else str(k), out)
     else:
         out[prefix] = value

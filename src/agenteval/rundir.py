@@ -289,14 +289,17 @@ class RunWriter:
     ) -> tuple[RunWriter, set[tuple[str, int]], list[str]]:
         """Reopen a run to continue it, under its lock.
 
-        ``check(header)`` runs once the lock is held and before anything is changed; it
-        raises to refuse the resume (a different fingerprint, say). Returns the writer, the
+        ``check(header)`` raises to refuse the resume (a different fingerprint, say); it
+        runs before the lock file is touched, and again once the lock is held, before
+        anything is changed. Returns the writer, the
         (case_id, repeat) keys already recorded, and notes on what was repaired: a torn last
         line (the process died mid-write) is cut off, and trials that were cancelled by an
         interrupt are dropped so that they run again.
         """
         d = Path(run_dir)
-        read_header(d)  # not a run: refused before the lock file is created
+        header = read_header(d)  # not a run, or not this run: refused before any write
+        if check is not None:
+            check(header)
         lock = RunLock.acquire(d, command)
         try:
             header = read_header(d)

@@ -211,6 +211,8 @@ class Session:
             await self.agent.start()
         except BaseException:
             writer.discard()  # a fresh run with nothing in it must not block the next one
+            with contextlib.suppress(Exception):
+                await self.agent.close()  # what a half-done start opened (HTTP sessions...)
             raise
         try:
             if self.judge is not None:

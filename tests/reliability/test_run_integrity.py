@@ -186,3 +186,13 @@ def test_run_refuses_an_out_that_is_its_prompt_template_folder(tmp_path: Path) -
     assert r.returncode == 2
     _one_error_line(r.stderr, "contains the prompt template", str(tpl))
     assert os.listdir(tpl.parent) == ["prompt.txt"]
+
+
+def test_demo_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "cases.jsonl").write_text("my cases\n")
+    r = run_cli("demo", "--dir", d)
+    assert r.returncode == 2
+    _one_error_line(r.stderr, str(d), "holds no agenteval demo (cases.jsonl)")
+    assert (d / "cases.jsonl").read_text() == "my cases\n" and os.listdir(d) == ["cases.jsonl"]
