@@ -2,6 +2,7 @@
 
 ``INTEGRITY_CALLS=FILE``: each call appends ``{"pid", "case", "repeat"}`` to FILE.
 ``INTEGRITY_DELAY=S``: each call sleeps S seconds first (to keep a run busy).
+``INTEGRITY_HOLD=FILE``: each call waits while FILE exists (to hold a run mid-way).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ def answer(case: Any, repeat: int) -> str:
         with open(log, "a", encoding="utf-8") as f:
             f.write(line + "\n")
     time.sleep(float(os.environ.get("INTEGRITY_DELAY", "0")))
+    hold = os.environ.get("INTEGRITY_HOLD")
+    while hold and os.path.exists(hold):
+        time.sleep(0.02)
     return str(case.expected or "ok")
 
 
