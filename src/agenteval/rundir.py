@@ -7,6 +7,12 @@
   ``report`` never depend on the dataset file still being there unchanged.
 - ``trials.jsonl`` holds one trial per line with its ``scores``; each line is appended and
   flushed as the trial finishes, so a crash loses nothing but the trials in flight.
+- ``run.lock`` is the writer's lock file (:mod:`agenteval.runlock`): one process writes a
+  run at a time.
+
+A new run goes only into a directory that did not exist, or was empty
+(:func:`claim_new_run_dir`); a writer that wrote no trial can :meth:`RunWriter.discard`
+what it made.
 
 Readers accept every format version up to :data:`FORMAT_VERSION`. A torn last line (the
 process died mid-write) is detected: readers skip it, and :meth:`RunWriter.open_resume`
