@@ -86,7 +86,16 @@ def test_run_into_a_folder_holding_files_but_no_run_is_refused(tmp_path: Path) -
     assert tree_bytes(tmp_path) == before
 
 
-def test_every_writer_refuses_a_foreign_non_empty_folder(tmp_path: Path) -> None:
+def _main(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
+    """The CLI entry point in this process (for matrices; one case of each runs as a
+    real subprocess too)."""
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+def test_every_writer_refuses_a_foreign_non_empty_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cases, trials = _inputs(tmp_path)
     good = tmp_path / "good"
     r = run_cli("score", cases, trials, "--out", good, "--quiet")
@@ -95,25 +104,20 @@ def test_every_writer_refuses_a_foreign_non_empty_folder(tmp_path: Path) -> None
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine\n")
     before = tree_bytes(tmp_path)
+    r = run_cli("run", cases, "--agent", AGENT, "--quiet", "--out", foreign)
+    assert r.returncode == 2, r.stderr
+    _one_error_line(r.stderr, str(foreign), "notes.txt")
     judge = ("--rubric", "correctness", "--judge-model", "m", "--quiet")
     commands = [
-        ("run", cases, "--agent", AGENT, "--quiet"),
         ("score", cases, trials, "--quiet"),
         ("rescore", good, "--quiet"),
         ("judge", good, *judge, "--judge-endpoint", "http://127.0.0.1:9/v1"),
     ]
     for argv in commands:
-        r = run_cli(*argv, "--out", foreign)
-        assert r.returncode == 2, (argv, r.stderr)
-        _one_error_line(r.stderr, str(foreign), "notes.txt")
+        code, err = _main(capsys, *argv, "--out", foreign)
+        assert code == 2, (argv, err)
+        _one_error_line(err, str(foreign), "notes.txt")
     assert tree_bytes(tmp_path) == before
-
-
-def _main(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
-    """The CLI entry point in this process (for matrices; one case of each runs as a
-    real subprocess too)."""
-    code = main([str(a) for a in argv])
-    return code, capsys.readouterr().err
 
 
 def test_rescore_and_judge_refuse_an_out_inside_or_around_the_source_run(
