@@ -200,3 +200,15 @@ def test_demo_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
     assert r.returncode == 2
     _one_error_line(r.stderr, str(d), "holds no agenteval demo (cases.jsonl)")
     assert (d / "cases.jsonl").read_text() == "my cases\n" and os.listdir(d) == ["cases.jsonl"]
+
+
+def test_import_dataset_never_writes_over_what_it_converts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = write_jsonl(tmp_path / "dr.jsonl", [{"id": "1", "input": "q", "ideal_response": "a"}])
+    before = src.read_bytes()
+    for out in (src, tmp_path / "." / "dr.jsonl"):
+        code, err = _main(capsys, "import-dataset", src, "--from", "datarobot", "--out", out)
+        assert code == 2, err
+        _one_error_line(err, f"--out {out} is the input file {src}")
+    assert src.read_bytes() == before
