@@ -77,33 +77,33 @@ def _half_run(tmp_path: Path, *extra: str) -> tuple[Path, Path, list[str]]:
     return cases, out, argv
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"--repeats": "3"}, "the run was made with repeats=2; now repeats=3"),
-        ({"--limit": "5"}, "the run was made with limit=none; now limit=5"),
-        ({"--agent": "_integrity_agent:other"}, "agent.target=_integrity_agent:answer;"),
-        ({"--no-builtin-scorers": None}, "the run was made with scorers=["),
-        ({"--repeats": "1", "--limit": "3"}, "repeats=2, limit=none; now repeats=1, limit=3"),
-    ],
-)
+CHANGES: list[tuple[dict[str, str | None], str]] = [
+    ({"--repeats": "3"}, "the run was made with repeats=2; now repeats=3"),
+    ({"--limit": "5"}, "the run was made with limit=none; now limit=5"),
+    ({"--agent": "_integrity_agent:other"}, "agent.target=_integrity_agent:answer;"),
+    ({"--no-builtin-scorers": None}, "the run was made with scorers=["),
+    ({"--repeats": "1", "--limit": "3"}, "repeats=2, limit=none; now repeats=1, limit=3"),
+]
+
+
 def test_resume_with_a_different_definition_is_refused_and_appends_nothing(
-    tmp_path: Path, change: dict[str, str | None], message: str
+    tmp_path: Path,
 ) -> None:
     """The bug: ``--resume`` accepted another agent, --repeats, scorers or --limit and the
     run became a mix its run.json did not describe."""
     _, out, argv = _half_run(tmp_path)
     before = tree_bytes(out)
-    changed = list(argv)
-    for opt, value in change.items():
-        if opt in changed:
-            changed[changed.index(opt) + 1] = str(value)
-        else:
-            changed += [opt] if value is None else [opt, value]
-    r = run_cli(*changed, "--resume")
-    assert r.returncode == 2, r.stderr
-    _one_error_line(r.stderr, f"{out}: --resume: ", message)
-    assert tree_bytes(out) == before
+    for change, message in CHANGES:
+        changed = list(argv)
+        for opt, value in change.items():
+            if opt in changed:
+                changed[changed.index(opt) + 1] = str(value)
+            else:
+                changed += [opt] if value is None else [opt, value]
+        r = run_cli(*changed, "--resume")
+        assert r.returncode == 2, r.stderr
+        _one_error_line(r.stderr, f"{out}: --resume: ", message)
+        assert tree_bytes(out) == before, change
 
 
 def test_resume_may_change_how_the_run_is_worked(tmp_path: Path) -> None:
@@ -185,7 +185,7 @@ def test_fresh_runs_racing_for_one_new_out_give_one_run_and_clean_refusals(
     """The bug: two fresh runs into one new --out sometimes ended in a traceback."""
     cases = _cases(tmp_path, 4)
     outcomes: Counter[int] = Counter()
-    for attempt in range(3):
+    for attempt in range(2):
         out = tmp_path / f"new{attempt}" / "run"
         argv = agenteval_cmd("run", cases, "--agent", AGENT, "--out", out, "--quiet")
         procs = [
@@ -200,8 +200,8 @@ def test_fresh_runs_racing_for_one_new_out_give_one_run_and_clean_refusals(
             if p.returncode == 2:
                 _one_error_line(err, str(out))
         assert len(read_trials(out)) == 4
-        assert run_cli("report", out).returncode == 0
-    record_figures("fresh_run_race", {"attempts": 3, "processes": 9, "exit_codes": outcomes})
+        assert json.loads((out / "run.json").read_text())["summary"]["trials"] == 4
+    record_figures("fresh_run_race", {"attempts": 2, "processes": 6, "exit_codes": outcomes})
 
 
 def test_lock_is_released_when_the_writer_is_killed(tmp_path: Path) -> None:
