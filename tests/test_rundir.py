@@ -39,7 +39,13 @@ def test_round_trip(tmp_path: Path) -> None:
     assert recs[0].tool_calls[0].arguments == {"q": 1}
     assert recs[0].scores["x"] == Score(1.0, "ok")
     line = json.loads((run / "trials.jsonl").read_text().splitlines()[0])
-    assert line["scores"]["x"] == {"value": 1.0, "reason": "ok", "passed": True, "threshold": 1.0}
+    assert line["scores"]["x"] == {
+        "status": "passed",
+        "value": 1.0,
+        "reason": "ok",
+        "passed": True,
+        "threshold": 1.0,
+    }
 
 
 def test_create_refuses_to_overwrite_a_run(tmp_path: Path) -> None:
