@@ -60,6 +60,15 @@ class Score:
     def __post_init__(self) -> None:
         v = self.value
         status = self.status
+        if status is None and self.error is None:  # the common case, decided cheaply
+            if v is None:
+                self.status = "not_applicable"
+                return
+            if type(v) is float:
+                if not 0.0 <= v <= 1.0:  # NaN fails the comparison too
+                    raise ValueError(f"score value must be within [0, 1], got {v!r}")
+                self.status = "passed" if v >= self.threshold else "failed"
+                return
         if v is not None and type(v) is not float:
             v = self._number(v)
         elif v is not None and not 0.0 <= v <= 1.0:  # NaN fails the comparison too
