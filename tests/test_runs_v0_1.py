@@ -107,6 +107,15 @@ def test_a_0_1_custom_scorer_is_kept_until_given_again(runs: Path) -> None:
     assert {r.scores["polite"].threshold for r in iter_trials(rebuilt)} == {0.5}
 
 
+def test_reading_never_rewrites_a_0_1_run(tmp_path: Path) -> None:
+    run = tmp_path / "repeats"
+    shutil.copytree(FIXTURES / "repeats", run)
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    assert _cli("report", run, cwd=tmp_path).returncode == EXIT_OK
+    assert _cli("rescore", run, "--out", tmp_path / "new", cwd=tmp_path).returncode == EXIT_OK
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+
+
 def test_0_1_runs_gate_each_other_and_new_runs(runs: Path) -> None:
     careful, sloppy = runs / "demo_careful", runs / "demo_sloppy"
     p = _cli("gate", careful, sloppy, cwd=runs)

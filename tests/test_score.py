@@ -230,3 +230,23 @@ def test_scorer_objects_carry_kind_safety_settings_and_an_import_ref() -> None:
 @scorer("polite", threshold=0.5, safety=True)
 def _polite_safety(case: Case, trial: Trial) -> float:
     return 1.0 if trial.output and "please" in trial.output else 0.0
+
+
+def test_bare_decorator_and_plain_functions_get_the_documented_defaults() -> None:
+    @scorer
+    def tidy(case: Case, trial: Trial) -> bool:
+        return True
+
+    def plain(case: Case, trial: Trial) -> object:
+        return "not a score"
+
+    def boom(case: Case, trial: Trial) -> float:
+        raise RuntimeError("x")
+
+    specs = {s.name: s for s in Scorers([tidy, plain, boom]).specs}
+    for name in ("tidy", "plain"):
+        s = specs[name]
+        assert (s.kind, s.threshold, s.safety, s.ref) == ("pass/fail", 1.0, False, None)
+    scores = Scorers([plain, boom]).apply(Case(id="a", input="q"), Trial(case_id="a"))
+    assert scores["plain"].status == scores["boom"].status == "error"
+    assert Scorers([scorer(threshold=0.5)(tidy)]).specs[0].kind == "graded"

@@ -277,3 +277,68 @@ def test_pii_kinds_help_lists_exactly_the_kinds_the_code_accepts(tmp_path: Path)
     cases, trials = _write(tmp_path)
     p = _cli("score", cases, trials, "--out", tmp_path / "r", "--pii-kinds", listed, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
+
+
+def _stored_run(tmp: Path, scorers: list[dict[str, object]]) -> Path:
+    """A run written through the library: one trial, a stored exact_match score that the
+    current scorer would not give, and a stored judge score."""
+    from agenteval.case import Case
+    from agenteval.rundir import RunHeader, RunWriter, write_cases
+    from agenteval.score import Score
+    from agenteval.trial import ToolCall, Trial
+
+    run = tmp / "stored"
+    with RunWriter.create(run, RunHeader.model_validate({"scorers": scorers})) as w:
+        write_cases(run, [Case(id="q1", input="Total?", expected="7")])
+        trial = Trial(
+            case_id="q1", output="7", tool_calls=[ToolCall(name="get_order", arguments={"id": "7"})]
+        )
+        w.append(
+            trial,
+            {
+                "exact_match": Score(0.0, "stored"),
+                "judge_correctness": Score(None, "judge timed out", status="inconclusive"),
+            },
+        )
+        w.finish(None)
+    return run
+
+
+def test_rescore_options_override_the_recorded_scorers_as_documented(tmp_path: Path) -> None:
+    judge = {"name": "judge_correctness", "ref": "judge:correctness", "settings": {"model": "m"}}
+    tva = {"name": "tool_arguments_valid", "ref": "builtin:tool_arguments_valid"}
+    src = _stored_run(tmp_path, [{"name": "exact_match", "ref": "builtin:exact_match"}, tva, judge])
+
+    def rescore(name: str, *opts: object) -> dict[str, object]:
+        p = _cli("rescore", src, "--out", tmp_path / name, "--quiet", *opts, cwd=tmp_path)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        (rec,) = iter_trials(tmp_path / name)
+        return {k: (s.status, s.reason) for k, s in rec.scores.items()}
+
+    scores = rescore("default")
+    assert scores["exact_match"][0] == "passed"  # recomputed
+    assert scores["judge_correctness"] == ("inconclusive", "judge timed out")  # kept
+    assert scores["tool_arguments_valid"][0] == "not_applicable"  # no tool definitions
+    assert [s.name for s in read_header(tmp_path / "default").scorers] == [
+        "exact_match",
+        "tool_arguments_valid",
+        "judge_correctness",
+    ]
+
+    assert rescore("no_builtin", "--no-builtin-scorers")["exact_match"] == ("failed", "stored")
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOL_DEFS))
+    scores = rescore("tools", "--tool-defs", tools)
+    assert scores["tool_arguments_valid"][0] == "failed"  # "7" is not an integer
+    spec = read_header(tmp_path / "tools").scorer_spec("tool_arguments_valid")
+    assert spec is not None and spec.settings["tools"][0]["name"] == "get_order"
+
+
+def test_a_run_that_records_no_scorer_is_rescored_with_the_builtins(tmp_path: Path) -> None:
+    from agenteval.scorers import BUILTIN_SCORER_NAMES
+
+    src = _stored_run(tmp_path, [])
+    p = _cli("rescore", src, "--out", tmp_path / "new", "--quiet", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert read_header(tmp_path / "new").scorer_names == list(BUILTIN_SCORER_NAMES)
