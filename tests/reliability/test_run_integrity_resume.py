@@ -111,16 +111,30 @@ def test_resume_may_change_how_the_run_is_worked(tmp_path: Path) -> None:
     resumed run holds every trial once and its run.json keeps the first values."""
     _, out, argv = _half_run(tmp_path)
     first = json.loads((out / "run.json").read_text())
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("m:\n  input: 1.0\n  output: 2.0\n")
     r = run_cli(
         *argv, "--resume", "--concurrency", "4", "--timeout", "30", "--max-retries", "1",
-        "--retry-base", "0.1", "--request-timeout", "9",
+        "--retry-base", "0.1", "--request-timeout", "9", "--prices", prices,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     keys = Counter((t["case_id"], t["repeat"]) for t in read_trials(out))
     assert len(keys) == N * 2 and set(keys.values()) == {1}
     header = json.loads((out / "run.json").read_text())
     assert header["fingerprint"] == first["fingerprint"]
-    assert header["settings"]["concurrency"] == 1
+    assert header["settings"]["concurrency"] == 1 and header["prices"] == first["prices"]
+
+
+def test_resume_of_a_run_not_made_by_run_is_refused(tmp_path: Path) -> None:
+    cases = _cases(tmp_path, 2)
+    trials = write_jsonl(tmp_path / "t.jsonl", [{"case_id": "c0", "output": "ok"}])
+    out = tmp_path / "scored"
+    assert run_cli("score", cases, trials, "--out", out, "--quiet").returncode == 0
+    before = tree_bytes(out)
+    r = run_cli("run", cases, "--agent", AGENT, "--out", out, "--resume")
+    assert r.returncode == 2
+    _one_error_line(r.stderr, "this one was made by 'agenteval score'")
+    assert tree_bytes(out) == before
 
 
 def test_one_writer_per_run_resumes_never_double_a_trial(tmp_path: Path) -> None:
