@@ -5,9 +5,13 @@ its output paths here before it writes anything. Paths are compared after resolv
 symlinks and relative parts (``.``, ``x/..``), so two spellings of one file are one file.
 
 - :func:`check_out_dir`: a run directory to create must not be, contain, or lie inside any
-  input (the dataset, the trial file, the source run directory or one of its files).
-- :func:`check_out_files`: a report file must not be an input, one of the run's own files,
-  a directory, or the same file as another output of the same command.
+  input (the dataset, the trial file, the source run directory or one of its files), nor
+  lie inside another run directory (a folder holding ``run.json``).
+- :func:`check_out_files`: a report file must not be an input, one of the files of any run
+  directory (``run.json``, ``trials.jsonl``, ``cases.jsonl``, ``run.lock`` beside a
+  ``run.json``), a directory, something that is not a regular file (``/dev/stdout``, a
+  FIFO: reports are written to a temporary file then renamed over the path, which would
+  replace the device), or the same file as another output of the same command.
 
 A refusal is an :class:`~agenteval.errors.InputError` (exit 2) whose one line names both
 paths.
@@ -20,6 +24,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agenteval.errors import InputError
+
+RUN_HEADER = "run.json"
+RUN_OWN_FILES = frozenset((RUN_HEADER, "trials.jsonl", "cases.jsonl", "run.lock"))
+"""The files of a run directory (kept equal to ``agenteval.rundir.RUN_FILES``)."""
 
 Input = tuple[str, str | os.PathLike[str] | None]
 """``(what, path)``: what the input is ("dataset", "trial file", "run") and where; a
@@ -47,10 +55,20 @@ def relation(out: Path, inp: Path) -> str | None:
     return None
 
 
+def enclosing_run(path: Path) -> Path | None:
+    """The nearest folder above the real path ``path`` that holds a ``run.json``, if any."""
+    for parent in path.parents:
+        if (parent / RUN_HEADER).is_file():
+            return parent
+    return None
+
+
 def check_out_dir(
     out: str | os.PathLike[str], inputs: Iterable[Input], option: str = "--out"
 ) -> None:
-    """Refuse a run directory to create that is, contains or lies inside an input.
+    """Refuse a run directory to create that is, contains or lies inside an input, or that
+    lies inside another run directory (its report and gate would never see it, and a
+    resume or cleanup of that run would trip over it).
 
     One line: ``--out cases.jsonl is the dataset cases.jsonl; --out must be a new directory``.
     """
@@ -64,6 +82,22 @@ def check_out_dir(
                 f"{option} {os.fspath(out)} {rel} the {what} {os.fspath(path)};"
                 f" {option} must be a new directory"
             )
+    run = enclosing_run(r_out)
+    if run is not None:
+        raise InputError(
+            f"{option} {os.fspath(out)} is inside the run directory {run};"
+            f" {option} must be a new directory outside any run"
+        )
+
+
+_SPECIAL_ROOTS = (Path("/dev"), Path("/proc"))
+
+
+def _special(p: Path) -> bool:
+    """True for a path in ``/dev`` or ``/proc`` (``/dev/stdout`` even when it is redirected
+    to a regular file: renaming over it would replace the device link itself)."""
+    given = Path(os.path.abspath(p))
+    return any(q.is_relative_to(root) for q in (given, real(p)) for root in _SPECIAL_ROOTS)
 
 
 def check_out_files(
@@ -89,6 +123,10 @@ def check_out_files(
         r = real(p)
         if p.is_dir():
             raise InputError(f"{option} {p}: is a directory; give a file path")
+        if _special(p) or (p.exists() and not p.is_file()):
+            raise InputError(
+                f"{option} {p}: is not a regular file (a device, FIFO or socket); give a file path"
+            )
         if not p.parent.exists():
             raise InputError(f"{option} {p}: the folder to write into does not exist")
         for what, inp in inputs:
@@ -102,6 +140,11 @@ def check_out_files(
         if prot is not None and r.parent == prot and r.name in names:
             raise InputError(
                 f"{option} {p} is the run's own file {r.name} in {os.fspath(protected_dir or '')};"
+                " choose another file"
+            )
+        if r.name in RUN_OWN_FILES and (r.parent / RUN_HEADER).is_file():
+            raise InputError(
+                f"{option} {p} is the file {r.name} of the run directory {r.parent};"
                 " choose another file"
             )
         if r in seen:

@@ -69,7 +69,7 @@ class RunHeader(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    format_version: int = FORMAT_VERSION
+    format_version: int = Field(FORMAT_VERSION, ge=1)
     run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
     kind: RunKind = "run"
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
@@ -89,6 +89,15 @@ class RunHeader(BaseModel):
     @classmethod
     def _migrate(cls, data: Any) -> Any:
         return migrate_header(data)  # format 1: scorer names become specs
+
+    @model_validator(mode="after")
+    def _unique_scorers(self) -> RunHeader:
+        seen: set[str] = set()
+        for s in self.scorers:
+            if s.name in seen:
+                raise ValueError(f"two scorers are named '{s.name}'; scorer names must be unique")
+            seen.add(s.name)
+        return self
 
     @property
     def scorer_names(self) -> list[str]:
@@ -218,6 +227,8 @@ def _parse_trial_line(
     if not isinstance(data, dict):
         raise InputError("a trial must be a JSON object", file=file, line=lineno)
     raw_scores = data.pop("scores", None) or {}
+    if not isinstance(raw_scores, dict):
+        raise InputError("scores must be a JSON object", file=file, line=lineno, field="scores")
     try:
         trial = TrialRecord.model_validate(data)
         scores = {str(k): _score_from(v, cache) for k, v in raw_scores.items()}

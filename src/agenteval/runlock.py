@@ -2,10 +2,11 @@
 
 ``run``, ``run --resume``, ``score``, ``rescore`` and ``judge`` hold this lock on the run
 directory they write, from before their first write until they exit. It is an
-``fcntl.flock`` lock, so the operating system releases it when the process ends, however
-it ends (a SIGKILL included): a stale lock file never blocks anyone. The file stays in the
-run directory and holds, for the message a second writer sees, the pid, the command and
-the start time of the process that last took the lock.
+``fcntl.flock`` lock on the run directory itself, so the operating system releases it when
+the process ends, however it ends (a SIGKILL included): a stale lock file never blocks
+anyone, and deleting ``run.lock`` while a writer holds the lock does not let a second
+writer in. The file stays in the run directory and holds, for the message a second writer
+sees, the pid, the command and the start time of the process that last took the lock.
 
 Readers (``report``, ``gate``) do not take it: ``run.json`` is replaced atomically and a
 torn last trial line is skipped, so a reader never sees a half-written run.
@@ -55,16 +56,17 @@ class RunLock:
         d = Path(run_dir)
         path = d / LOCK
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            # the lock is on the directory: a file can be deleted and made again under a
+            # holder's feet (then two processes would each lock "run.lock"), the run
+            # directory cannot while it holds the run
+            dir_fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         except OSError as e:
-            raise InputError(
-                f"cannot create the lock file ({e.strerror or e})", file=path
-            ) from None
+            raise InputError(f"cannot open the run directory ({e.strerror or e})", file=d) from None
         if fcntl is not None:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                os.close(fd)
+                os.close(dir_fd)
                 raise InputError(
                     f"another agenteval process is writing this run ({_holder(path)});"
                     " wait for it to end",
@@ -75,9 +77,19 @@ class RunLock:
             "command": command,
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
-        return cls(d, fd)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            os.close(dir_fd)
+            raise InputError(
+                f"cannot create the lock file ({e.strerror or e})", file=path
+            ) from None
+        return cls(d, dir_fd)
 
     @property
     def held(self) -> bool:
@@ -87,4 +99,4 @@ class RunLock:
         """Free the lock (idempotent). The lock file stays."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
-            os.close(fd)  # closing the only descriptor releases the flock
+            os.close(fd)  # closing the only descriptor of the directory releases the flock
