@@ -71,6 +71,10 @@ TRIAL_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
         _first_score(lambda s: s.update(status=["passed"])),
         "score status must be a string, got list",
     ),
+    "status that contradicts the value (held before too)": (
+        _first_score(lambda s: s.update(status="failed")),
+        "status 'failed' contradicts value 1.0 with threshold 1.0",
+    ),
     "score not an object": (
         lambda t: t["scores"].update(exact_match=5),
         "a score must be a JSON object, got int",
@@ -242,7 +246,8 @@ SCORERS = "def s1(case, trial):\n    return 1.0\n\n\ndef s2(case, trial):\n    r
 
 def test_resume_accepts_the_same_run_spelled_differently(tmp_path: Path) -> None:
     """Before: reordered ``--scorer`` options and a ``--limit`` at or above the number of
-    cases (the same cases either way) were refused as a different run."""
+    cases (the same cases either way) were refused as a different run. (Relative and
+    absolute paths were already equivalent: held, and kept so here.)"""
     (tmp_path / "mysc.py").write_text(SCORERS)
     cases = _cases(tmp_path)
     run = _run(tmp_path, "run", "--scorer", "mysc:s1", "--scorer", "mysc:s2", "--limit", "5")
@@ -252,7 +257,8 @@ def test_resume_accepts_the_same_run_spelled_differently(tmp_path: Path) -> None
         ("--scorer", "mysc:s1", "--scorer", "mysc:s2", "--limit", "2"),
     ]
     for extra in again:
-        p = run_cli("run", cases.resolve(), "--agent", AGENT, "--out", run.resolve(), "--quiet",
+        # the run was started with absolute paths; resumed with relative ones
+        p = run_cli("run", "cases.jsonl", "--agent", AGENT, "--out", "run", "--quiet",
                     "--resume", *extra, cwd=tmp_path)  # fmt: skip
         assert p.returncode == EXIT_OK, (extra, p.stderr)
     assert len(read_trials(run)) == 2
