@@ -91,6 +91,26 @@ class RunLock:
             ) from None
         return cls(d, dir_fd)
 
+    @staticmethod
+    def holder(run_dir: str | Path) -> str | None:
+        """Who is writing ``run_dir`` now (as :meth:`acquire`'s message words it), or None
+        when no process holds its lock. Writes nothing: for commands that only read a run
+        (``rescore``/``judge`` of their source)."""
+        d = Path(run_dir)
+        if fcntl is None:  # pragma: no cover - Windows
+            return None
+        try:
+            fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return None  # not a directory: the reader reports it
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return _holder(d / LOCK)
+        finally:
+            os.close(fd)  # closing drops a shared lock taken above
+        return None
+
     @property
     def held(self) -> bool:
         return self._fd is not None
@@ -100,3 +120,16 @@ class RunLock:
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)  # closing the only descriptor of the directory releases the flock
+
+
+def refuse_if_being_written(run_dir: str | Path, command: str) -> None:
+    """InputError (exit 2) when another process holds the lock of ``run_dir``: ``rescore``
+    and ``judge`` would copy a run with trials still missing, and the copy would look
+    complete. ``runs/x: is still being written (pid 123, 'agenteval run', started ...);
+    wait for it to end, then run agenteval rescore again``."""
+    holder = RunLock.holder(run_dir)
+    if holder is not None:
+        raise InputError(
+            f"is still being written ({holder}); wait for it to end, then run {command} again",
+            file=run_dir,
+        )

@@ -270,3 +270,52 @@ def test_resume_accepts_the_same_run_spelled_differently(tmp_path: Path) -> None
     p = run_cli("run", cases, "--agent", AGENT, "--out", run, "--quiet", "--resume", *both,
                 "--limit", "1", cwd=tmp_path)  # fmt: skip
     _one_error(p, "limit=none; now limit=1")
+
+
+def test_rescore_and_judge_refuse_a_source_run_still_being_written(tmp_path: Path) -> None:
+    """Before: ``rescore``/``judge`` of a run another process was still writing copied the
+    trials written so far into a new run that looked complete (its run.json finished)."""
+    src = _run(tmp_path)
+    judge = ("--rubric", "correctness", "--judge-endpoint", "http://127.0.0.1:9/v1")
+    judge += ("--judge-model", "m", "--quiet")
+    writer = RunLock.acquire(src, "agenteval run")  # a real flock: the writer of a live run
+    try:
+        before = {n: (src / n).read_bytes() for n in os.listdir(src)}
+        for argv in (("rescore", src, "--quiet"), ("judge", src, *judge)):
+            p = run_cli(*argv, "--out", tmp_path / "copy", cwd=tmp_path)
+            _one_error(p, "is still being written", f"pid {os.getpid()}", "wait for it to end")
+            assert not (tmp_path / "copy").exists()
+        assert {n: (src / n).read_bytes() for n in os.listdir(src)} == before
+    finally:
+        writer.release()
+    p = run_cli("rescore", src, "--out", tmp_path / "copy", "--quiet", cwd=tmp_path)
+    assert p.returncode == EXIT_OK, p.stderr
+
+
+def test_scorer_settings_that_are_not_json_are_refused_when_the_scorer_is_made() -> None:
+    """Before: ``Scorer(fn, settings={"x": object()})`` was accepted and the run then
+    failed writing run.json with pydantic's serialisation error."""
+    from agenteval.scorer_spec import Scorer
+
+    def fn(case: object, trial: object) -> float:
+        return 1.0
+
+    for bad in ({"x": object()}, {"x": float("nan")}, {"x": {1, 2}}):
+        with pytest.raises(ValueError, match="scorer 'fn': settings must be JSON"):
+            Scorer(fn, settings=bad)
+    assert Scorer(fn, settings={"tools": [{"name": "a"}], "n": 1.5}).spec.settings["n"] == 1.5
+
+
+def test_a_scorer_returning_a_threshold_outside_0_1_gets_a_scorer_error() -> None:
+    """Before: ``Score(0.5, "x", threshold=2)`` was stored as a failure of the agent (and
+    threshold -1 as a pass); now it is a scorer error, never counted against the agent."""
+    from agenteval.case import Case
+    from agenteval.score import Score
+    from agenteval.scoring import Scorers
+    from agenteval.trial import Trial
+
+    def bad_mark(case: object, trial: object) -> Score:
+        return Score(0.5, "x", threshold=2)
+
+    (s,) = Scorers([bad_mark]).apply(Case(id="a", input="q"), Trial(case_id="a")).values()
+    assert s.status == "error" and "score threshold must be within [0, 1], got 2" in s.reason

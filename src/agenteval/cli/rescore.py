@@ -49,6 +49,7 @@ from agenteval.rundir import (
     iter_trials,
     read_header,
 )
+from agenteval.runlock import refuse_if_being_written
 from agenteval.scorer_set import rebuild_scorers
 from agenteval.scoring import Scorers
 
@@ -183,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
     src = Path(args.run_dir)
     out = Path(args.out)
     check_out_dir(args.out, [("source run", args.run_dir)])  # rescore never modifies its source
+    refuse_if_being_written(src, "agenteval rescore")  # a copy of it would look whole
     old = read_header(src)
     overrides = dataclasses.replace(scorer_overrides(args), trust_refs=args.trust_run)
     rebuilt = rebuild_scorers(old.scorers, overrides, where=str(src / HEADER))
