@@ -2,7 +2,9 @@
 
 Every command that writes (``run``, ``score``, ``rescore``, ``judge``, ``report``) checks
 its output paths here before it writes anything. Paths are compared after resolving
-symlinks and relative parts (``.``, ``x/..``), so two spellings of one file are one file.
+symlinks and relative parts (``.``, ``x/..``), and an existing file also by identity (a hard
+link, or another case on a case-insensitive file system), so two spellings of one file are
+one file.
 
 - :func:`check_out_dir`: a run directory to create must not be, contain, or lie inside any
   input (the dataset, the trial file, the source run directory or one of its files), nor
@@ -43,10 +45,19 @@ def _inside(child: Path, parent: Path) -> bool:
     return child != parent and child.is_relative_to(parent)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Both exist and are one file: a hard link, or another spelling on a case-insensitive
+    file system (macOS, Windows), where the path strings differ."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def relation(out: Path, inp: Path) -> str | None:
     """How the real path ``out`` stands to the real path ``inp``: "is", "is inside",
     "contains", or None when they are apart."""
-    if out == inp:
+    if out == inp or _same_file(out, inp):
         return "is"
     if _inside(out, inp):
         return "is inside"
@@ -110,8 +121,10 @@ def check_out_files(
 
     Each ``(option, path)`` of ``outs`` must not be a directory, must have an existing
     parent folder, must not be (or contain) an input, must not be the file
-    ``protected_dir/NAME`` for one of ``protected_names`` (a run's own files), and must not
-    be the same file as another output.
+    ``protected_dir/NAME`` for one of ``protected_names`` (a run's own files; a hard link
+    to one counts), must not be a file of any other run directory, must be a regular file
+    when it exists (not in ``/dev`` or ``/proc``), and must not be the same file as another
+    output.
     """
     prot = real(protected_dir) if protected_dir is not None else None
     names = set(protected_names)
@@ -137,14 +150,19 @@ def check_out_files(
                 raise InputError(
                     f"{option} {p} {rel} the {what} {os.fspath(inp)}; choose another file"
                 )
-        if prot is not None and r.parent == prot and r.name in names:
+        hit = None
+        if prot is not None:
+            hit = r.name if r.parent == prot and r.name in names else None
+            hit = hit or next((n for n in sorted(names) if _same_file(r, prot / n)), None)
+        if hit is not None:
             raise InputError(
-                f"{option} {p} is the run's own file {r.name} in {os.fspath(protected_dir or '')};"
+                f"{option} {p} is the run's own file {hit} in {os.fspath(protected_dir or '')};"
                 " choose another file"
             )
-        if r.name in RUN_OWN_FILES and (r.parent / RUN_HEADER).is_file():
+        own = next((n for n in RUN_OWN_FILES if _same_file(r, r.parent / n)), r.name)
+        if own in RUN_OWN_FILES and (r.parent / RUN_HEADER).is_file():
             raise InputError(
-                f"{option} {p} is the file {r.name} of the run directory {r.parent};"
+                f"{option} {p} is the file {own} of the run directory {r.parent};"
                 " choose another file"
             )
         if r in seen:

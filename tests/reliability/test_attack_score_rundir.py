@@ -319,3 +319,16 @@ def test_a_scorer_returning_a_threshold_outside_0_1_gets_a_scorer_error() -> Non
 
     (s,) = Scorers([bad_mark]).apply(Case(id="a", input="q"), Trial(case_id="a")).values()
     assert s.status == "error" and "score threshold must be within [0, 1], got 2" in s.reason
+
+
+def test_a_report_onto_a_hard_link_of_a_run_file_is_refused(tmp_path: Path) -> None:
+    """Before: ``--html notes.jsonl`` where notes.jsonl is a hard link to the run's
+    trials.jsonl was accepted (the same file by another name; on a case-insensitive file
+    system ``RUN/Run.json`` is the same case of this bug)."""
+    run = _run(tmp_path)
+    link = tmp_path / "notes.jsonl"
+    os.link(run / "trials.jsonl", link)
+    before = link.read_bytes()
+    p = run_cli("report", run, "--json", link, cwd=tmp_path)
+    _one_error(p, f"--json {link} is the run's own file trials.jsonl")
+    assert link.read_bytes() == before and os.path.samefile(link, run / "trials.jsonl")
