@@ -29,7 +29,7 @@ from agenteval.errors import InputError
 
 RUN_HEADER = "run.json"
 RUN_OWN_FILES = frozenset((RUN_HEADER, "trials.jsonl", "cases.jsonl", "run.lock"))
-"""The files of a run directory (kept equal to ``agenteval.rundir.RUN_FILES``)."""
+"""A run directory's own files (``agenteval.rundir.RUN_FILES`` but the header's temporary)."""
 
 Input = tuple[str, str | os.PathLike[str] | None]
 """``(what, path)``: what the input is ("dataset", "trial file", "run") and where; a
