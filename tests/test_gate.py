@@ -85,7 +85,7 @@ def test_new_forbidden_text_failure_blocks_whatever_else_improved(
         ("avoids_forbidden_text", "c007")
     ]
     em = next(c for c in r.scorers if c.scorer == "exact_match")
-    assert em.direction == "improved" and em.significant and not em.blocks
+    assert em.direction == "improved" and not em.significant and not em.blocks  # one-sided
     assert len(r.reasons) == 1 and "avoids_forbidden_text" in r.reasons[0]
 
 
@@ -109,7 +109,7 @@ def test_one_case_wobble_on_200_cases_does_not_block(runs: Callable[..., Path]) 
     cand[5]["exact_match"] = 0.0  # one case flips from pass to fail
     r = compare_runs(runs(base), runs(cand))
     em = r.scorers[0]
-    assert em.delta == pytest.approx(-0.005) and em.p_value == 1.0
+    assert em.delta == pytest.approx(-0.005) and em.p_value == 0.5  # one-sided, 1 of 1
     assert em.newly_failing == ["c005"] and not em.blocks
     assert not r.blocked and r.exit_code == 0
 
@@ -120,7 +120,7 @@ def test_a_real_ten_point_drop_blocks(runs: Callable[..., Path]) -> None:
     b, c = runs(base), runs(cand)
     r = compare_runs(b, c)
     em = r.scorers[0]
-    assert em.test == "mcnemar_exact" and em.delta == pytest.approx(-0.10)
+    assert em.test == "mcnemar_one_sided" and em.delta == pytest.approx(-0.10)
     assert em.p_value < 1e-5 and em.blocks and r.blocked
     assert len(em.newly_failing) == 20 and em.newly_passing == []
     assert "exact_match dropped 0.100" in r.reasons[0]
@@ -133,7 +133,7 @@ def test_graded_drop_uses_paired_permutation(runs: Callable[..., Path]) -> None:
     cand = [{"graded_f": 0.6 if i % 3 else 0.8} for i in range(30)]
     r = compare_runs(runs(base), runs(cand))
     g = r.scorers[0]
-    assert g.kind == "graded" and g.test.startswith("paired_permutation")
+    assert g.kind == "graded" and g.test.startswith("permutation_one_sided")
     assert g.delta == pytest.approx(-0.2 * 20 / 30) and g.p_value < 0.01 and r.blocked
 
 
@@ -151,7 +151,7 @@ def test_repeats_mean_and_all_must_pass(runs: Callable[..., Path]) -> None:
     r = compare_runs(base, cand)
     em = r.scorers[0]
     assert em.candidate == pytest.approx(0.2)  # passes only when both repeats passed
-    assert len(em.newly_failing) == 8 and em.p_value == pytest.approx(2 / 2**8) and r.blocked
+    assert len(em.newly_failing) == 8 and em.p_value == pytest.approx(1 / 2**8) and r.blocked
 
 
 def test_not_applicable_cases_are_not_paired(runs: Callable[..., Path]) -> None:
@@ -192,6 +192,8 @@ def test_cli_refuses_mismatched_datasets_with_exit_2(
     assert "different datasets" in proc.stderr and "--allow-dataset-change" in proc.stderr
     assert "Traceback" not in proc.stderr
     proc = cli("gate", base, cand, "--allow-dataset-change")
+    assert proc.returncode == 3, proc.stderr  # 4 cases cannot show any drop
+    proc = cli("gate", base, cand, "--allow-dataset-change", "--allow-underpowered")
     assert proc.returncode == 0, proc.stderr
     assert "datasets differ" in proc.stdout
 
@@ -204,7 +206,14 @@ def test_cli_blocks_with_exit_1_and_explains(
     out = tmp_path / "verdict.json"
     proc = cli("gate", base, cand, "--json", out)
     assert proc.returncode == 1, proc.stderr
-    for needle in ("BLOCKED", "mcnemar_exact", "newly failing (20)", "c160", "-10.0 pts"):
+    for needle in (
+        "BLOCKED",
+        "mcnemar_one_sided",
+        "Holm",
+        "newly failing (20)",
+        "c160",
+        "-10.0 pts",
+    ):
         assert needle in proc.stdout, needle
     assert json.loads(out.read_text())["blocked"] is True
     proc = cli("gate", base, cand, "--max-drop", "exact_match=0.2")
