@@ -32,11 +32,13 @@ from pass to fail and nothing else changed, p = 2 ** -paired > alpha / family si
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from agenteval.errors import InputError
 from agenteval.gate_checks import (
+    Pair,
     compare_coverage,
     compare_failures,
     compare_scorer,
@@ -128,7 +130,9 @@ def decide(
     shared = [cid for cid in base if cid in cand]
     if not shared:
         raise InputError("the runs share no case id; nothing to compare")
-    names = list(dict.fromkeys(n for runs in (base, cand) for a in runs.values() for n in a.scores))
+    names = list(
+        dict.fromkeys(chain.from_iterable(a.scores for a in (*base.values(), *cand.values())))
+    )
     unknown = sorted(set(drops) - set(names))
     if unknown:
         raise InputError(f"--max-drop names scorers neither run has: {', '.join(unknown)}")
@@ -149,17 +153,15 @@ def decide(
         only_in_candidate=sum(cid not in base for cid in cand),
         safety_scorers=sorted(n for n in names if n in safety),
     )
-    paired: dict[str, list[tuple[str, Any, Any]]] = {}
-    for name in names:
-        pairs = []
-        for cid in shared:
-            bs, cs = base[cid].scores.get(name), cand[cid].scores.get(name)
-            if bs is not None and cs is not None and bs.applicable and cs.applicable:
-                pairs.append((cid, bs, cs))
-        if pairs:
-            paired[name] = pairs
-        else:
-            r.not_compared.append(name)
+    by_name: dict[str, list[Pair]] = {name: [] for name in names}
+    for cid in shared:
+        c_scores = cand[cid].scores
+        for name, bs in base[cid].scores.items():
+            cs = c_scores.get(name)
+            if cs is not None and bs.applicable and cs.applicable:
+                by_name[name].append((cid, bs, cs))
+    paired = {name: pairs for name, pairs in by_name.items() if pairs}
+    r.not_compared = [name for name in names if name not in paired]
     r.family_size = len(paired) + 2
     level = alpha / r.family_size
     r.scorers = [

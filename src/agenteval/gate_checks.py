@@ -44,12 +44,14 @@ def compare_scorer(
     sets the Monte Carlo draws and the power fields.
     """
     binary = all(b.binary and c.binary for _, b, c in pairs)
-    newly_failing = [cid for cid, b, c in pairs if b.all_passed and not c.all_passed]
-    newly_passing = [cid for cid, b, c in pairs if not b.all_passed and c.all_passed]
+    # every case here applied in both runs: it passed when all its applicable repeats did
+    b_ok = [b.passed == b.applicable for _, b, _ in pairs]
+    c_ok = [c.passed == c.applicable for _, _, c in pairs]
+    newly_failing = [p[0] for p, b, c in zip(pairs, b_ok, c_ok, strict=True) if b and not c]
+    newly_passing = [p[0] for p, b, c in zip(pairs, b_ok, c_ok, strict=True) if c and not b]
     n = len(pairs)
     if binary:
-        base = sum(bool(b.all_passed) for _, b, _ in pairs) / n
-        cand = sum(bool(c.all_passed) for _, _, c in pairs) / n
+        base, cand = sum(b_ok) / n, sum(c_ok) / n
         p = stats.mcnemar_one_sided(len(newly_failing), len(newly_passing))
         test = "mcnemar_one_sided"
     else:

@@ -9,7 +9,7 @@ cases × scorers, never with trials.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -141,3 +141,8 @@ def aggregate_cases(records: Iterable[TrialRecord]) -> dict[str, CaseAggregate]:
             agg = out[rec.case_id] = CaseAggregate()
         agg.add(rec)
     return out
+
+
+def case_scores(per_case: Mapping[str, CaseAggregate], name: str) -> list[CaseScore]:
+    """One scorer's per-case results (cases that carry it), for case-clustered intervals."""
+    return [cs for agg in per_case.values() if (cs := agg.scores.get(name)) is not None]
