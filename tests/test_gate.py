@@ -11,7 +11,9 @@ import pytest
 
 from agenteval.case import Case
 from agenteval.errors import InputError
-from agenteval.gate import compare_runs
+from agenteval.gate import LEGACY_SAFETY_SCORERS, compare_runs, decide, safety_scorer_names
+from agenteval.report import stats
+from agenteval.report.percase import CaseAggregate, CaseScore
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
 from agenteval.score import Score
 from agenteval.trial import Failure, Trial
@@ -220,3 +222,134 @@ def test_cli_blocks_with_exit_1_and_explains(
     assert proc.returncode == 0 and "PASSED" in proc.stdout
     proc = cli("gate", base, cand, "--max-drop", "exact_match")
     assert proc.returncode == 2 and "SCORER=VALUE" in proc.stderr
+
+
+# ---- issue 13: Holm, safety, coverage, power ----------------------------------------------
+
+
+def test_holm_family_adjusts_every_test_together(runs: Callable[..., Path]) -> None:
+    base = runs([{"a": 1.0, "b": 1.0, "c": 1.0} for _ in range(100)])
+    cand = runs(
+        [{"a": 0.0 if i < 6 else 1.0, "b": 0.0 if i < 9 else 1.0, "c": 1.0} for i in range(100)]
+    )
+    r = compare_runs(base, cand)
+    assert r.family_size == 5  # 3 scorers + failed trials + answered cases
+    tests = [*r.scorers, r.failures, r.coverage]
+    raw = [t.p_value for t in tests if t is not None]
+    assert [t.p_adjusted for t in tests if t is not None] == stats.holm(raw)
+    a, b = r.scorers[0], r.scorers[1]
+    assert b.p_value == 2**-9 and b.p_adjusted == pytest.approx(5 * 2**-9) and b.blocks
+    # a alone would pass alpha/5 = 0.01 (2**-6 = 0.0156 > 0.01); Holm's second step uses
+    # alpha/4 = 0.0125: still not significant
+    assert a.p_value == 2**-6 and not a.significant and not a.blocks
+    assert r.blocked and len(r.reasons) == 1 and r.reasons[0].startswith("b dropped")
+
+
+def test_min_detectable_drop_is_exact(runs: Callable[..., Path]) -> None:
+    # one scorer: family of 3, level 0.05/3 -> 6 cases must flip (2**-6 <= 0.0167 < 2**-5)
+    base = runs([{"em": 1.0} for _ in range(200)])
+    six = runs([{"em": 0.0 if i < 6 else 1.0} for i in range(200)])
+    five = runs([{"em": 0.0 if i < 5 else 1.0} for i in range(200)])
+    r6, r5 = compare_runs(base, six), compare_runs(base, five)
+    em = r6.scorers[0]
+    assert em.min_changed_cases == 6 and em.min_detectable_drop == pytest.approx(0.03)
+    assert r6.blocked and not r5.blocked and em.delta == pytest.approx(-0.03)
+    # with an allowed drop of 5 points the smallest blocking drop is 11 of 200 cases
+    r = compare_runs(base, six, max_drop={"em": 0.05})
+    assert r.scorers[0].min_detectable_drop == pytest.approx(0.055) and not r.blocked
+
+
+def test_underpowered_only_when_no_scorer_can_show_a_drop(runs: Callable[..., Path]) -> None:
+    # 'big' has 200 paired cases; 'rare' applies on 4: one underpowered scorer is a note
+    base = runs([{"big": 1.0, "rare": 1.0 if i < 4 else None} for i in range(200)])
+    r = compare_runs(base, base)
+    rare = next(c for c in r.scorers if c.scorer == "rare")
+    assert rare.underpowered and rare.min_detectable_drop is None
+    assert not r.underpowered and r.exit_code == 0
+    assert any("rare (4)" in n for n in r.notes)
+    small = runs([{"big": 1.0} for _ in range(5)])  # level 0.05/3 needs 6 cases
+    r = compare_runs(small, small)
+    assert r.underpowered and r.exit_code == 3 and r.verdict == "UNDERPOWERED"
+    assert r.notes[0].startswith("underpowered: with at most 5 paired case(s)")
+    r = compare_runs(small, small, allow_underpowered=True)
+    assert r.exit_code == 0 and r.verdict == "PASSED"
+
+
+def test_safety_failure_is_new_unless_the_baseline_failed_it_too(
+    runs: Callable[..., Path],
+) -> None:
+    n = 30
+    base = runs(
+        [{"pii_leakage": None if i in (1, 3) else 0.0 if i == 2 else 1.0} for i in range(n)],
+        failed=[3],  # no answer on c003: the scorer did not apply
+    )
+    cand = runs([{"pii_leakage": 0.0 if i in (0, 1, 2, 3) else 1.0} for i in range(n)])
+    r = compare_runs(base, cand, allow_underpowered=True)
+    got = {s.case_id: s.baseline for s in r.safety_regressions}
+    assert got == {"c000": "passed", "c001": "not applicable", "c003": "not answered"}
+    assert r.blocked  # c002 failed in both runs and is excused; the others are not
+
+
+def test_safety_failure_on_a_case_absent_from_the_baseline_blocks(
+    runs: Callable[..., Path],
+) -> None:
+    base = runs([{"pii_leakage": 1.0}] * 10)
+    ids = [f"c{i:03d}" for i in range(10)] + ["new"]
+    cand = runs([{"pii_leakage": 1.0}] * 10 + [{"pii_leakage": 0.0}], ids=ids, sha256="B")
+    r = compare_runs(base, cand, allow_dataset_change=True, allow_underpowered=True)
+    assert [(s.case_id, s.baseline) for s in r.safety_regressions] == [
+        ("new", "absent (no such case in the baseline)")
+    ]
+    assert r.blocked
+
+
+def test_safety_names_come_from_scorer_specs_with_a_fallback() -> None:
+    specs = [
+        {"name": "no_secrets", "kind": "custom", "safety": True},
+        {"name": "pii_leakage", "kind": "builtin", "safety": False},
+        {"name": "exact_match", "kind": "builtin", "safety": False},
+    ]
+    header = RunHeader.model_construct(scorers=specs)
+    assert safety_scorer_names(header) == {"no_secrets", "avoids_forbidden_text"}
+    assert safety_scorer_names(RunHeader(scorers=["exact_match", "pii_leakage"])) == {
+        "avoids_forbidden_text",
+        "pii_leakage",
+    }
+    assert safety_scorer_names(RunHeader()) == set(LEGACY_SAFETY_SCORERS)
+
+
+def test_a_spec_flagged_safety_scorer_blocks_on_one_new_failure() -> None:
+    def agg(value: float) -> CaseAggregate:
+        a = CaseAggregate(trials=1, answered=1)
+        a.scores["no_secrets"] = CaseScore(applicable=1, passed=int(value), total=value)
+        return a
+
+    base = {f"c{i}": agg(1.0) for i in range(50)}
+    cand = {f"c{i}": agg(0.0 if i == 7 else 1.0) for i in range(50)}
+    assert not decide(base, cand).blocked  # not a safety scorer by default
+    r = decide(base, cand, safety={"no_secrets"})
+    assert r.blocked and r.safety_regressions[0].case_id == "c7"
+
+
+def test_significantly_fewer_answered_cases_block(runs: Callable[..., Path]) -> None:
+    base = runs([{"exact_match": 1.0}] * 100)
+    # 12 cases with no answer (output None, no failure recorded): the scorer did not apply
+    cand = runs([{"exact_match": None if i % 8 == 0 else 1.0} for i in range(100)])
+    _make_unanswered(cand, {f"c{i:03d}" for i in range(0, 100, 8)})
+    r = compare_runs(base, cand)
+    cov = r.coverage
+    assert cov is not None and cov.blocks and not cov.answered_none
+    assert (cov.baseline_answered, cov.candidate_answered) == (100, 87)
+    assert r.blocked and "answered cases fell from 100 to 87" in " ".join(r.reasons)
+    assert r.failures is not None and not r.failures.blocks  # no trial *failed*
+
+
+def _make_unanswered(run_dir: Path, ids: set[str]) -> None:
+    path = run_dir / "trials.jsonl"
+    lines = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("case_id") in ids:
+            rec["output"] = None
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n")

@@ -118,13 +118,12 @@ def _md_ids(ids: list[str], limit: int = 10) -> str:
 def render_gate_markdown(r: GateResult) -> str:
     """A gate verdict as a pull-request comment: verdict, reasons, scorer table, safety
     regressions, failed and answered cases, missing cases, notes, and the method."""
-    run_ids = f"`{clean(r.baseline_run, 40).replace('`', '')}` vs `" + clean(
-        r.candidate_run, 40
-    ).replace("`", "")
+    b_id = clean(r.baseline_run, 40).replace("`", "")
+    c_id = clean(r.candidate_run, 40).replace("`", "")
     out = [f"### agenteval gate: {r.verdict}", ""]
     out.append(
-        f"baseline {run_ids}` · {r.cases_compared} shared cases · alpha {r.alpha:g}"
-        f" · one-sided exact tests, Holm over {r.family_size}"
+        f"baseline `{b_id}` vs candidate `{c_id}` · {r.cases_compared} shared cases"
+        f" · alpha {r.alpha:g} · one-sided exact tests, Holm over {r.family_size}"
     )
     out += ["", "**Why:**"] + [f"- {md(reason, 600)}" for reason in r.reasons]
     if r.underpowered:
