@@ -4,13 +4,14 @@ here), then the real ``agenteval gate``. Each of these passed the candidate on 0
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conftest import run_cli
 
 AGENTS = """
 import asyncio
@@ -49,6 +50,19 @@ def says_answer(case, trial):
 """
 
 Cli = Callable[..., Any]
+
+
+def run_cli(*args: str | os.PathLike[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real ``agenteval`` in a subprocess (as the ``cli`` fixture, usable at module
+    scope)."""
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -21,14 +21,21 @@ def _ids(ids: list[str]) -> str:
     return clean(", ".join(ids[:MAX_LISTED]), 400) + more
 
 
+def _test(name: str) -> str:
+    """A short label: ``McNemar`` or ``perm. (exact|monte_carlo|normal)``."""
+    if name.startswith("mcnemar"):
+        return "McNemar"
+    return name.replace("permutation_one_sided (", "perm. ").replace("monte_carlo", "MC")[:-1]
+
+
 def _verdict(c: ScorerComparison) -> str:
     if c.safety_blocks:
         return "BLOCKS (safety)"
     if c.blocks:
         return "BLOCKS"
     if c.significant:
-        return "regressed (significant, within allowed drop)"
-    return c.direction + (" (underpowered)" if c.underpowered else "")
+        return "within allowed drop"
+    return c.direction
 
 
 def render_gate(r: GateResult, console: Console) -> None:
@@ -48,10 +55,10 @@ def render_gate(r: GateResult, console: Console) -> None:
             )
         )
     t = Table(title="Scorers (paired cases)", title_justify="left")
-    cols = ("scorer", "cases", "baseline", "candidate", "change", "test", "p", "p Holm")
-    for col in (*cols, "min drop"):
-        t.add_column(col, justify="left" if col in ("scorer", "test") else "right")
-    t.add_column("verdict")
+    t.add_column("scorer", min_width=20, overflow="fold")
+    for col in ("cases", "base", "cand.", "change", "test", "p Holm", "min drop"):
+        t.add_column(col, justify="left" if col == "test" else "right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
     for c in r.scorers:
         pct = c.kind == "pass/fail"
         show = fmt_rate if pct else fmt_num
@@ -60,10 +67,17 @@ def render_gate(r: GateResult, console: Console) -> None:
         if c.min_detectable_drop is not None:
             mdd = f"{100 * c.min_detectable_drop:.1f} pts"
         t.add_row(
-            safe(c.scorer, 40), str(c.paired), show(c.baseline), show(c.candidate),
-            change, c.test, f"{c.p_value:.3g}", f"{c.p_adjusted:.3g}", mdd, _verdict(c),
+            safe(c.scorer, 60), str(c.paired), show(c.baseline), show(c.candidate), change,
+            _test(c.test), f"{c.p_adjusted:.3g}", mdd, _verdict(c),
         )  # fmt: skip
     console.print(t)
+    console.print(
+        Text(
+            "one-sided tests (is the candidate worse?): exact McNemar for pass/fail scorers,"
+            " sign-flip permutation for graded ones; p Holm: Holm-adjusted p-value; min"
+            " drop: the smallest drop that could block on these cases (none: no drop can)"
+        )
+    )
     for c in r.scorers:
         for label, ids in (("newly failing", c.newly_failing), ("newly passing", c.newly_passing)):
             if ids:
