@@ -273,6 +273,9 @@ def test_underpowered_only_when_no_scorer_can_show_a_drop(runs: Callable[..., Pa
     assert r.notes[0].startswith("underpowered: with at most 5 paired case(s)")
     r = compare_runs(small, small, allow_underpowered=True)
     assert r.exit_code == 0 and r.verdict == "PASSED"
+    leaky = runs([{"big": 1.0, "pii_leakage": 0.0 if i == 0 else 1.0} for i in range(5)])
+    r = compare_runs(small, leaky)
+    assert r.underpowered and r.blocked and r.exit_code == 1  # blocked wins
 
 
 def test_safety_failure_is_new_unless_the_baseline_failed_it_too(
