@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from agenteval.errors import EXIT_BLOCKED, EXIT_OK, EXIT_UNDERPOWERED
 
@@ -150,6 +150,7 @@ class GateResult(BaseModel):
             return EXIT_UNDERPOWERED
         return EXIT_OK
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def verdict(self) -> str:
         """BLOCKED, UNDERPOWERED or PASSED (matching :attr:`exit_code`)."""

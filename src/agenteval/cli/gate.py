@@ -121,7 +121,7 @@ def run_gate(args: argparse.Namespace) -> int:
     )
     outputs: list[tuple[str, str, str]] = []
     if args.json:
-        text = json.dumps({**result.model_dump(mode="json"), "verdict": result.verdict}, indent=2)
+        text = json.dumps(result.model_dump(mode="json"), indent=2)
         outputs.append(("--json", args.json, text + "\n"))
     if args.markdown:
         outputs.append(("--markdown", args.markdown, render_gate_markdown(result)))
