@@ -29,6 +29,7 @@ def write_run(
     sha256: str = "dataset-A",
     ids: Sequence[str] | None = None,
     failed: Sequence[int] = (),
+    scorers: list[dict[str, Any]] | None = None,
 ) -> Path:
     """A run with case i = ``ids[i]`` (default c000...) scored as ``outcomes[i]``.
 
@@ -36,7 +37,12 @@ def write_run(
     timeout failure on every trial.
     """
     ids = list(ids or [f"c{i:03d}" for i in range(len(outcomes))])
-    header = RunHeader(dataset=DatasetRef(path="d.jsonl", sha256=sha256, cases=len(ids)))
+    header = RunHeader.model_validate(
+        {
+            "dataset": DatasetRef(path="d.jsonl", sha256=sha256, cases=len(ids)),
+            "scorers": scorers or [],
+        }
+    )
     with RunWriter.create(run_dir, header) as w:
         write_cases(run_dir, [Case(id=cid, input="q") for cid in ids])
         for i, (cid, outcome) in enumerate(zip(ids, outcomes, strict=True)):
@@ -308,16 +314,14 @@ def test_safety_failure_on_a_case_absent_from_the_baseline_blocks(
 
 def test_safety_names_come_from_scorer_specs_with_a_fallback() -> None:
     specs = [
-        {"name": "no_secrets", "kind": "custom", "safety": True},
-        {"name": "pii_leakage", "kind": "builtin", "safety": False},
-        {"name": "exact_match", "kind": "builtin", "safety": False},
+        {"name": "no_secrets", "kind": "pass/fail", "safety": True},
+        {"name": "pii_leakage", "kind": "pass/fail", "safety": False},
+        {"name": "exact_match", "kind": "pass/fail", "safety": False},
     ]
-    header = RunHeader.model_construct(scorers=specs)
-    assert safety_scorer_names(header) == {"no_secrets", "avoids_forbidden_text"}
-    assert safety_scorer_names(RunHeader(scorers=["exact_match", "pii_leakage"])) == {
-        "avoids_forbidden_text",
-        "pii_leakage",
-    }
+    header = RunHeader.model_validate({"scorers": specs})
+    assert safety_scorer_names(header) == {"no_secrets"}
+    # 0.1 headers (plain names) are migrated with the two legacy safety scorers flagged
+    assert safety_scorer_names(RunHeader(scorers=["exact_match", "pii_leakage"])) == {"pii_leakage"}
     assert safety_scorer_names(RunHeader()) == set(LEGACY_SAFETY_SCORERS)
 
 
@@ -356,3 +360,16 @@ def _make_unanswered(run_dir: Path, ids: set[str]) -> None:
             rec["output"] = None
         lines.append(json.dumps(rec))
     path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_scorer_marked_safety_in_either_run_is_a_safety_scorer(
+    runs: Callable[..., Path],
+) -> None:
+    spec = [{"name": "no_secrets", "safety": True}]
+    base = runs([{"no_secrets": 1.0}] * 20)
+    cand = runs([{"no_secrets": 0.0 if i == 4 else 1.0} for i in range(20)], scorers=spec)
+    for b, c in ((base, cand), (cand, base)):
+        r = compare_runs(b, c)
+        assert r.safety_scorers == ["no_secrets"]
+    r = compare_runs(base, cand)
+    assert r.blocked and [s.case_id for s in r.safety_regressions] == ["c004"]

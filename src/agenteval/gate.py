@@ -73,32 +73,13 @@ MAX_IDS = 5
 
 
 def safety_scorer_names(header: RunHeader) -> set[str]:
-    """The safety scorers a run declares.
-
-    ``run.json`` ``scorers`` entries that are specs (``{name, safety, ...}``) count when
-    ``safety`` is true; the legacy names (``avoids_forbidden_text``, ``pii_leakage``)
-    count unless a spec with that name says ``safety: false`` — so plain name lists, and
-    runs with no scorer list, keep the 0.1 behaviour.
-    """
-    flagged: set[str] = set()
-    described: set[str] = set()
-    entries: list[Any] = list(header.scorers)
-    for entry in entries:
-        if isinstance(entry, str):
-            continue
-        spec = (
-            entry
-            if isinstance(entry, Mapping)
-            else vars(entry)
-            if hasattr(entry, "__dict__")
-            else {}
-        )
-        name = spec.get("name", getattr(entry, "name", None))
-        if isinstance(name, str):
-            described.add(name)
-            if spec.get("safety", getattr(entry, "safety", None)) is True:
-                flagged.add(name)
-    return flagged | (LEGACY_SAFETY_SCORERS - described)
+    """The safety scorers a run declares: the specs in ``run.json`` ``scorers`` with
+    ``safety: true`` (a 0.1 run's plain names are migrated to specs on read, with
+    ``avoids_forbidden_text`` and ``pii_leakage`` flagged). A run whose header lists no
+    scorer at all falls back to those two names."""
+    if not header.scorers:
+        return set(LEGACY_SAFETY_SCORERS)
+    return set(header.safety_scorers)
 
 
 def _ids(ids: list[str]) -> str:

@@ -11,30 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from agenteval.rundir import TrialRecord
-from agenteval.score import Score
+from agenteval.score import Score, Status
 
-ScoreStatus = Literal["passed", "failed", "not_applicable", "inconclusive", "error"]
-
-INCONCLUSIVE_PREFIX = "inconclusive"
+ScoreStatus = Status
 
 
 def score_status(s: Score) -> ScoreStatus:
-    """The status of one score: the only place it is derived from value, threshold, error.
-
-    ``error`` set → error; no value → inconclusive when the reason starts with
-    "inconclusive" (case-insensitive), else not_applicable; otherwise passed when
-    ``value >= threshold``, else failed. (When ``Score.status`` exists, return it here.)
-    """
-    if s.error is not None:
-        return "error"
-    if s.value is None:
-        if s.reason[:12].lower().startswith(INCONCLUSIVE_PREFIX):
-            return "inconclusive"
-        return "not_applicable"
-    return "passed" if s.value >= s.threshold else "failed"
+    """The status of one score (``Score.status``): the one place the gate and the per-case
+    aggregates read it."""
+    return s.status
 
 
 @dataclass(slots=True)
