@@ -225,6 +225,7 @@ def _session(
         limit=limit,
         judge=judge,
         prices=prices,
+        command="evaluate()",
     )
 
 

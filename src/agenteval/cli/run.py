@@ -219,6 +219,15 @@ def run_session(
             "retry_base_s": args.retry_base,
             "request_timeout_s": args.request_timeout,
         },
+        inputs=[
+            (what, Path(v) if v else None)
+            for what, v in (
+                ("prompt template", args.prompt_template),
+                ("price table", args.prices),
+                ("HTTP config", args.http_config),
+                ("tool definitions", getattr(args, "suite_tools", None)),
+            )
+        ],
     )
     if args.quiet:
         mode = "none"
