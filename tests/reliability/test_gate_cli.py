@@ -64,9 +64,15 @@ def test_json_into_a_missing_directory_is_input_error_before_comparing(
     target = tmp_path / "no-such-dir" / "verdict.json"
     proc = run_cli("gate", base, cand, "--json", target)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert f"--json {target}: directory" in proc.stderr and "does not exist" in proc.stderr
+    assert f"--json {target}: the folder to write into does not exist" in proc.stderr
     proc = run_cli("gate", base, cand, "--markdown", tmp_path)
     assert proc.returncode == 2 and "is a directory" in proc.stderr
+    for victim in (base / "run.json", cand / "trials.jsonl"):
+        before = victim.read_bytes()
+        proc = run_cli("gate", base, cand, "--json", victim)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert f"is the run's own file {victim.name}" in proc.stderr
+        assert victim.read_bytes() == before
 
 
 def test_outputs_are_written_when_blocked(pair: tuple[Path, Path], tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ trials; significantly fewer answered cases, or none; baseline cases missing from
 candidate without --allow-dataset-change), 3 when it is not blocked but no compared scorer
 has enough paired cases for any drop to be significant (unless --allow-underpowered),
 0 otherwise; 2 for unusable input (e.g. runs over different datasets without
---allow-dataset-change, or a --json/--markdown path whose directory does not exist) and
-5 when --json or --markdown cannot be written. Outputs are written before the verdict
+--allow-dataset-change, or a --json/--markdown path that is a directory, has no existing
+folder, or is one of either run's own files) and 5 when --json or --markdown cannot be
+written. Outputs are written before the verdict
 is printed. ``compare`` prints the runs' headline numbers side by side and never gates.
 """
 
@@ -26,11 +27,13 @@ from rich.text import Text
 from agenteval.cli._common import console_for
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
 from agenteval.gate import compare_runs
+from agenteval.outpaths import check_out_files
 from agenteval.report import summarize
 from agenteval.report.gate_text import render_gate
 from agenteval.report.markdown import render_gate_markdown
 from agenteval.report.model import Summary
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd, safe
+from agenteval.rundir import RUN_FILES
 
 __all__ = ["parse_max_drop", "register", "render_comparison", "render_gate", "run_gate"]
 
@@ -97,20 +100,12 @@ def parse_max_drop(items: list[str]) -> dict[str, float]:
     return out
 
 
-def _check_output(option: str, path: str | None) -> None:
-    if path is None:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{option} {path}: is a directory")
-    if not p.parent.is_dir():
-        raise InputError(f"{option} {path}: directory {p.parent} does not exist")
-
-
 def run_gate(args: argparse.Namespace) -> int:
     """Compare, write --json/--markdown, then print the verdict; return the exit code."""
-    _check_output("--json", args.json)
-    _check_output("--markdown", args.markdown)
+    outs = [(o, p) for o, p in (("--json", args.json), ("--markdown", args.markdown)) if p]
+    runs = [("baseline run", args.baseline), ("candidate run", args.candidate)]
+    for _, run_dir in runs:  # never onto either run's own files, nor onto a run
+        check_out_files(outs, runs, protected_dir=run_dir, protected_names=RUN_FILES)
     result = compare_runs(
         args.baseline,
         args.candidate,
