@@ -28,6 +28,7 @@ from typing import Any
 
 from agenteval.agents.toolset import Invoke, ToolError
 from agenteval.errors import InputError
+from agenteval.secrets import redact_url
 
 _MAX_PAGES = 100
 
@@ -97,14 +98,15 @@ class McpServer:
         self.env = env
         self.cwd = cwd
         self.startup_timeout_s = startup_timeout_s
-        self.label = f"MCP server '{url or shlex.join(argv)}'"
+        self.label = f"MCP server '{redact_url(url) if url else shlex.join(argv)}'"
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
 
     def describe(self) -> dict[str, Any]:
-        """``{"url": ...}`` or ``{"command": [...]}`` (environment values are not included)."""
-        return {"url": self.url} if self.url else {"command": self.argv}
+        """``{"url": ...}`` (credentials removed) or ``{"command": [...]}`` (environment
+        values are not included)."""
+        return {"url": redact_url(self.url)} if self.url else {"command": self.argv}
 
     async def start(self) -> list[tuple[dict[str, Any], Invoke]]:
         """Connect and list the tools. InputError when the server cannot be reached."""

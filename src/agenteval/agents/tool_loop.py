@@ -58,7 +58,7 @@ from agenteval.case import Case
 from agenteval.errors import InputError
 from agenteval.http import HttpClient, RetryPolicy
 from agenteval.prompt import build_messages
-from agenteval.secrets import Redactor, redact_mapping
+from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
 from agenteval.trial import ToolCall
 
 ToolFormat = Literal["native", "json"]
@@ -105,6 +105,7 @@ class ToolLoopAgent:
         self.answer_on_last_turn = answer_on_last_turn
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         secrets = [api_key] if api_key else []
+        secrets += url_secrets(base_url)
         self.client = HttpClient(policy, limit=limit, headers=headers, secrets=secrets, rng=rng)
         self._redactor = Redactor(secrets)
         self._defs: list[dict[str, Any]] = []
@@ -114,7 +115,7 @@ class ToolLoopAgent:
         (``tools``: the names known before start; MCP servers are listed under ``mcp``)."""
         desc: dict[str, Any] = {
             "kind": "tool_loop",
-            "base_url": self.base_url,
+            "base_url": redact_url(self.base_url),
             "model": self.model,
             "params": self.params,
             "max_turns": self.max_turns,
