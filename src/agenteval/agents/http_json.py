@@ -40,6 +40,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from agenteval import yaml_guard
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.errors import InputError
@@ -176,7 +177,7 @@ def _load(path: Path) -> dict[str, Any]:
     except OSError as e:
         raise InputError(f"cannot read agent config: {e.strerror or e}", file=path) from e
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml_guard.safe_load(text, path)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -18,7 +17,7 @@ from agenteval.rundir import RunWriter
 from agenteval.score import ScorerFn
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring import Scorers
-from agenteval.tooldefs import normalize_tool_defs
+from agenteval.tooldefs import load_tool_file
 
 if TYPE_CHECKING:
     from agenteval.report.live import LiveSummary
@@ -51,29 +50,6 @@ def add_scorer_args(p: argparse.ArgumentParser) -> None:
         metavar="K1,K2",
         help="kinds pii_leakage looks for (default: all: email,phone,card,national_id,ip)",
     )
-
-
-def load_tool_file(path: str) -> list[dict[str, Any]]:
-    """Read a list of tool definitions from JSON or YAML."""
-    import yaml
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot be read ({e})", file=path) from None
-    try:
-        data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError, RecursionError) as e:
-        detail = "nested too deeply" if isinstance(e, RecursionError) else " ".join(str(e).split())
-        raise InputError(f"not valid JSON/YAML ({detail})", file=path) from None
-    if isinstance(data, dict) and "tools" in data:
-        data = data["tools"]
-    if not isinstance(data, list):
-        raise InputError("must hold a list of tool definitions", file=path)
-    try:
-        return normalize_tool_defs(data)
-    except ValueError as e:
-        raise InputError(str(e), file=path) from None
 
 
 def build_scorers(args: argparse.Namespace, extra: list[ScorerFn] | None = None) -> Scorers:
