@@ -186,9 +186,9 @@ def test_url_credentials_and_literal_headers_are_never_written(tmp_path: Path) -
             "openai": ["--endpoint", endpoint, "--model", "m"],
             "http": ["--http-config", str(config)],
             # nothing listens there: every trial fails with a connection error message
-            "down": ["--endpoint", f"http://a:{URL_PASSWORD}@127.0.0.1:9/v1?token={URL_QUERY_KEY}"]
-            + ["--model", "m"],
+            "down": ["--endpoint", f"http://a:{URL_PASSWORD}@127.0.0.1:9/v1?token={URL_QUERY_KEY}"],
         }
+        runs["down"] += ["--model", "m"]
         for name, agent in runs.items():
             p = run_cli(
                 "run",

@@ -8,6 +8,7 @@ definitions, price table, benchmark file) goes through the same guarded loader.
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ _LEVELS = "abcdefghi"
 def bomb_yaml() -> str:
     """A 9-level billion-laughs document under a mapping key ``x``."""
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for prev, cur in zip(_LEVELS, _LEVELS[1:], strict=False):
+    for prev, cur in itertools.pairwise(_LEVELS):
         lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
     return "\n".join(lines) + "\n"
 
