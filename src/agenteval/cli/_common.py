@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from agenteval.score import ScorerFn
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring import Scorers
 from agenteval.tooldefs import load_tool_file
+from agenteval.untrusted import strip_unsafe
 
 if TYPE_CHECKING:
     from agenteval.report.live import LiveSummary
@@ -125,11 +125,7 @@ def finish_run(
     return data
 
 
-_ANSI = re.compile(
-    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f]"
-)
-
-
 def plain(text: str) -> str:
-    """Text from untrusted sources made safe to print: escape sequences and controls removed."""
-    return _ANSI.sub("", text)
+    """Text from untrusted sources made safe to print: escape sequences and controls removed
+    (:func:`agenteval.untrusted.strip_unsafe`; tab and newline stay)."""
+    return strip_unsafe(text)
