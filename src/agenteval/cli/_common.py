@@ -6,21 +6,19 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 
 from agenteval._imports import load_callable
 from agenteval.errors import InputError
-from agenteval.rundir import RunWriter
+from agenteval.report.finish import finish_run as finish_run  # re-exported for commands
+from agenteval.report.finish import live_summary as live_summary
 from agenteval.score import ScorerFn
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring import Scorers
 from agenteval.tooldefs import load_tool_file
 from agenteval.untrusted import strip_unsafe
-
-if TYPE_CHECKING:
-    from agenteval.report.live import LiveSummary
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -93,36 +91,6 @@ def console_for(args: argparse.Namespace) -> Console:
         force_terminal=None if not (quiet or ci) else False,
         width=None if sys.stdout.isatty() else 120,
     )
-
-
-def live_summary(writer: RunWriter) -> LiveSummary:
-    """Count every trial the writer appends from now on (call right after creating it)."""
-    from agenteval.report.live import LiveSummary
-
-    live = LiveSummary(writer.run_dir, writer.header)
-    writer.observer = live.add
-    return live
-
-
-def finish_run(
-    writer: RunWriter, console: Console, *, show: bool = True, live: LiveSummary | None = None
-) -> dict[str, Any]:
-    """Summarise the run, store the summary in run.json and print it.
-
-    With ``live`` (fed as trials were appended) the trials are not read back; without it
-    (e.g. after ``--resume``) the run directory is summarised from its files.
-    """
-    from agenteval.report import summarize
-
-    summary = live.finish() if live is not None else summarize(writer.run_dir)
-    data = summary.model_dump(mode="json")
-    writer.finish(data)
-    if show and not console.quiet:  # --quiet: nothing is printed, so nothing is rendered
-        from agenteval.report import render_terminal
-
-        render_terminal(summary, console)
-        console.print(f"run written to {writer.run_dir}", markup=False)
-    return data
 
 
 def plain(text: str) -> str:
