@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -37,7 +38,32 @@ COMMAND_OF = {
 """Commands registered by a module of another name."""
 
 
+_SPEC_REF = re.compile(r"\s*\(SPEC §[\w.§ ,-]*\)|\s*SPEC §[\w.-]*")
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^`>]*>)?`")
+_LITERAL = re.compile(r"``(.+?)``|(?<![\w`])`([^`]{1,200})`(?![\w`])|\*\*(.+?)\*\*", re.S)
+
+
+def help_text(text: str) -> str:
+    """Docstring text as shown by ``--help``: reStructuredText/Markdown markup removed
+    (````x````, ```x```, ``**x**`` and ``:func:`~pkg.mod.x``` become ``x``; a ``~`` keeps
+    only the last dotted part) and references to the internal spec (``SPEC §2.1``) dropped.
+    """
+
+    def role(m: re.Match[str]) -> str:
+        target = m.group(1).strip()
+        whole = m.group(0)
+        return target.rsplit(".", 1)[-1] if ":`~" in whole else target
+
+    text = _SPEC_REF.sub("", text)
+    text = _ROLE.sub(role, text)
+    return _LITERAL.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+
+
 class _Parser(argparse.ArgumentParser):
+    def format_help(self) -> str:
+        """The help text, with docstring markup removed (:func:`help_text`)."""
+        return help_text(super().format_help())
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(EXIT_INPUT, f"agenteval: error: {message}\n")
