@@ -44,8 +44,9 @@ def register(sub: Any) -> None:
     a.add_argument(
         "--agent",
         metavar="MODULE:FN",
-        help="a Python callable taking the case, or 'tool-loop' (the built-in tool-calling"
-        " agent: --endpoint/--model plus --tools/--mcp)",
+        help="a Python callable taking the case, as package.module:fn or path/to/file.py:fn,"
+        " or 'tool-loop' (the built-in tool-calling agent: --endpoint/--model plus"
+        " --tools/--mcp)",
     )
     a.add_argument("--endpoint", metavar="BASE_URL", help="OpenAI-compatible base URL (.../v1)")
     a.add_argument("--model", help="model name for --endpoint")
