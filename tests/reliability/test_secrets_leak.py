@@ -216,6 +216,10 @@ def test_url_credentials_and_literal_headers_are_never_written(tmp_path: Path) -
             )
             assert p.returncode == 0, p.stderr
             outputs += [p.stdout, p.stderr]
+        # an argument error that quotes the URL back
+        p = run_cli("run", dataset, "--max-retries", endpoint, "--endpoint", endpoint)
+        assert p.returncode == 2 and "[REDACTED]" in p.stderr, p.stderr
+        outputs += [p.stdout, p.stderr]
         served = srv.counts()
     assert served["400"] and served["503"]
     assert len(judge.verdicts) > 0

@@ -66,7 +66,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_INPUT, f"agenteval: error: {message}\n")
+        self.exit(EXIT_INPUT, f"agenteval: error: {_safe_message(message)}\n")
 
 
 def _wanted_module(argv: Sequence[str]) -> str | None:
@@ -99,6 +99,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _safe_message(text: str) -> str:
+    """An error message as printed: URL credentials redacted, escape sequences and control
+    characters removed (it may quote a URL, a file's content or an agent's output)."""
+    from agenteval.secrets import redact_urls
+    from agenteval.untrusted import strip_unsafe
+
+    return strip_unsafe(redact_urls(text))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -110,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except AgentEvalError as e:
-        print(f"agenteval: error: {e}", file=sys.stderr)
+        print(f"agenteval: error: {_safe_message(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("agenteval: interrupted", file=sys.stderr)

@@ -35,6 +35,7 @@ from agenteval.report.sources import load_cases, price_table_of
 from agenteval.report.summary import is_inconclusive, summarize_records
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
+from agenteval.secrets import redact_mapping
 from agenteval.untrusted import show_unsafe
 
 MAX_TEXT = 20_000
@@ -224,7 +225,9 @@ def render_html(
         headline = None
     return template.generate(
         header=header,
-        agent_json=json.dumps(header.agent, indent=2, ensure_ascii=False, default=str)
+        agent_json=json.dumps(
+            redact_mapping(header.agent), indent=2, ensure_ascii=False, default=str
+        )
         if header.agent
         else None,
         s=summary,
