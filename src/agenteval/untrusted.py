@@ -25,20 +25,21 @@ from __future__ import annotations
 import re
 
 _SEQUENCE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
-    r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC
-    r"|\x1b[PX^_][^\x1b\x9c]*(?:\x1b\\|\x9c)?"  # DCS, SOS, PM, APC
-    r"|\x1b[ -~]?"  # two-character sequences (and a lone ESC)
+    r"\x1b(?:"
+    r"\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\][^\x07\x1b\x9c]{0,512}(?:\x07|\x1b\\|\x9c)?"  # OSC (a window title...)
+    r"|[PX^_][^\x1b\x9c]{0,512}(?:\x1b\\|\x9c)?"  # DCS, SOS, PM, APC
+    r"|[ -~]?)"  # two-character sequences (and a lone ESC)
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
-    r"|[\x9d\x90\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x9c)?"  # 8-bit OSC, DCS, SOS, PM, APC
+    r"|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c]{0,512}(?:\x07|\x9c)?"  # 8-bit OSC, DCS...
 )
-_UNSAFE_CLASS = "\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff"
+_UNSAFE_RANGES = "\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _unsafe(keep: str) -> re.Pattern[str]:
-    kept = "".join(re.escape(c) for c in keep)
-    return re.compile(f"(?![{kept}])[{_UNSAFE_CLASS}]" if kept else f"[{_UNSAFE_CLASS}]")
+    c0 = "".join(re.escape(chr(c)) for c in range(0x20) if chr(c) not in keep)
+    return re.compile(f"[{c0}{_UNSAFE_RANGES}]")
 
 
 _UNSAFE = {keep: _unsafe(keep) for keep in ("", "\n", "\t\n", "\t\n\r")}
@@ -52,7 +53,10 @@ def _pattern(keep: str) -> re.Pattern[str]:
 def strip_unsafe(text: str, keep: str = "\t\n") -> str:
     """``text`` without escape sequences or unsafe characters (module docstring); the
     characters in ``keep`` (default tab and newline) stay."""
-    return _pattern(keep).sub("", _SEQUENCE.sub("", text))
+    pattern = _pattern(keep)
+    if pattern.search(text) is None:  # the common case: nothing to do, one fast scan
+        return text
+    return pattern.sub("", _SEQUENCE.sub("", text))
 
 
 def _stand_in(m: re.Match[str]) -> str:

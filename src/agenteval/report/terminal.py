@@ -20,7 +20,7 @@ from agenteval.untrusted import strip_unsafe
 
 def clean(text: object, limit: int = 200) -> str:
     """``text`` as a single safe line: ANSI and control characters removed, shortened."""
-    s = strip_unsafe(str(text)).replace("\n", " ").replace("\t", " ")
+    s = strip_unsafe(str(text)[: limit * 8]).replace("\n", " ").replace("\t", " ")
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
