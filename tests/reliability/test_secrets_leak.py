@@ -216,6 +216,25 @@ def test_url_credentials_and_literal_headers_are_never_written(tmp_path: Path) -
             )
             assert p.returncode == 0, p.stderr
             outputs += [p.stdout, p.stderr]
+        # an MCP server that cannot be reached: its URL is in the error message
+        mcp_url = f"http://u:{URL_PASSWORD}@127.0.0.1:9/mcp?token={URL_QUERY_KEY}"
+        p = run_cli(
+            "run",
+            dataset,
+            "--agent",
+            "tool-loop",
+            "--endpoint",
+            endpoint,
+            "--model",
+            "m",
+            "--mcp-url",
+            mcp_url,
+            "--out",
+            tmp_path / "mcp",
+        )
+        assert p.returncode == 2 and "MCP server" in p.stderr, p.stderr
+        assert "Unclosed" not in p.stderr, p.stderr  # nothing left open either
+        outputs += [p.stdout, p.stderr]
         # an argument error that quotes the URL back
         p = run_cli("run", dataset, "--max-retries", endpoint, "--endpoint", endpoint)
         assert p.returncode == 2 and "[REDACTED]" in p.stderr, p.stderr

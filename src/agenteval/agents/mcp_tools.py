@@ -28,7 +28,7 @@ from typing import Any
 
 from agenteval.agents.toolset import Invoke, ToolError
 from agenteval.errors import InputError
-from agenteval.secrets import redact_url
+from agenteval.secrets import redact_url, redact_urls
 
 _MAX_PAGES = 100
 
@@ -40,8 +40,9 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _describe_error(exc: BaseException) -> str:
+    """The leaf errors of ``exc`` on one line, URL credentials redacted."""
     parts = [f"{type(e).__name__}: {e}".rstrip(": ") for e in _leaves(exc)]
-    return "; ".join(dict.fromkeys(parts))[:500]
+    return redact_urls("; ".join(dict.fromkeys(parts))[:2000])[:500]
 
 
 def _dump(obj: Any) -> Any:

@@ -130,9 +130,10 @@ class ToolLoopAgent:
         return redact_mapping(desc, self._redactor)
 
     async def start(self) -> None:
-        """Open the HTTP session and connect the tools (MCP servers)."""
-        await self.client.start()
+        """Connect the tools (MCP servers) and open the HTTP session; when a tool server
+        cannot start, nothing is left open."""
         await self.toolset.start()
+        await self.client.start()
         self._defs = self.toolset.definitions()
 
     async def close(self) -> None:
