@@ -44,6 +44,7 @@ from agenteval.runlock import LOCK, RunLock
 from agenteval.score import Score
 from agenteval.scorer_spec import ScorerSpec
 from agenteval.trial import Trial
+from agenteval.untrusted import replace_surrogates
 
 FORMAT_VERSION = 2
 """2: every score has a ``status``; ``run.json`` records each scorer's spec (agenteval 0.2)."""
@@ -161,7 +162,11 @@ _dumps = _ENCODER.encode  # json.dumps(obj, ensure_ascii=False, separators=(",",
 def _trial_line(trial: Trial, scores: dict[str, Score], cache: dict[_ScoreKey, str]) -> str:
     # pydantic's JSON serialiser gives the same values as model_dump(mode="json") followed by
     # json.dumps, several times faster; the trial object always ends with "}".
-    text = trial.model_dump_json(exclude={"scores"} if isinstance(trial, TrialRecord) else None)
+    exclude = {"scores"} if isinstance(trial, TrialRecord) else None
+    try:
+        text = trial.model_dump_json(exclude=exclude)
+    except ValueError:  # a lone surrogate from the agent: not encodable, written as U+FFFD
+        text = replace_surrogates(_dumps(trial.model_dump(mode="json", exclude=exclude)))
     return text[:-1] + ',"scores":' + _scores_json(scores, cache) + "}\n"
 
 
@@ -349,7 +354,11 @@ class RunWriter:
 
     def append(self, trial: Trial, scores: dict[str, Score]) -> None:
         """Write one trial line and flush it to the OS; then tell the observer, if any."""
-        self._fh.write(_trial_line(trial, scores, self._frags))
+        line = _trial_line(trial, scores, self._frags)
+        try:
+            self._fh.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (encoding fails before any write)
+            self._fh.write(replace_surrogates(line))
         self._fh.flush()
         self.written += 1
         if self.observer is not None:
