@@ -16,11 +16,13 @@ from typing import Any
 from agenteval.score import ScorerFn
 from agenteval.scorers._schemas import ArgumentChecker
 from agenteval.scorers.attribution import wrong_answer_cause
+from agenteval.scorers.call_match import make_tool_call_match, tool_call_match
 from agenteval.scorers.correctness import exact_match
 from agenteval.scorers.grounding import retrieval_recall, tool_faithfulness, tool_grounding
 from agenteval.scorers.pii import PII_KINDS, find_pii, make_pii_leakage
 from agenteval.scorers.safety import avoids_forbidden_text
 from agenteval.scorers.tools import (
+    make_redundant_calls,
     make_tool_arguments_valid,
     make_tool_execution,
     redundant_calls,
@@ -41,12 +43,14 @@ __all__ = [
     "find_pii",
     "make_pii_leakage",
     "make_tool_arguments_valid",
+    "make_tool_call_match",
     "make_tool_execution",
     "pii_leakage",
     "redundant_calls",
     "retrieval_recall",
     "step_efficiency",
     "tool_arguments_valid",
+    "tool_call_match",
     "tool_execution",
     "tool_faithfulness",
     "tool_grounding",
@@ -61,6 +65,7 @@ BUILTIN_SCORER_NAMES: tuple[str, ...] = (
     "tool_arguments_valid",
     "tool_execution",
     "trajectory_order",
+    "tool_call_match",
     "step_efficiency",
     "redundant_calls",
     "tool_faithfulness",
@@ -103,8 +108,9 @@ def builtin_scorers(
         make_tool_arguments_valid(defs) if defs else tool_arguments_valid,
         make_tool_execution(defs) if defs else tool_execution,
         trajectory_order,
+        tool_call_match,
         step_efficiency,
-        redundant_calls,
+        make_redundant_calls(defs) if defs else redundant_calls,
         tool_faithfulness,
         retrieval_recall,
         tool_grounding,

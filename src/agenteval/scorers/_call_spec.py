@@ -28,7 +28,8 @@ a string is never a number, under either rule. Objects (``extra``): members not 
 spec fail unless extra members are allowed (default: not allowed; the call-level
 ``extra_arguments`` sets it for the call's arguments and every object inside them).
 
-A call's ``name`` compares exactly. A call whose arguments are not a JSON object (raw
+A call's ``name`` compares exactly; it may also be a matcher (``{"$regex": ".+"}``: any
+tool; ``{"$any_of": ["a", "b"]}``), whose strings compare exactly. A call whose arguments are not a JSON object (raw
 text that did not parse) matches no expected call.
 """
 
@@ -250,10 +251,14 @@ class CallSpec:
 
     name: str
     arguments: ObjectNode
+    name_matcher: Node | None = None  # when ``name`` was given as a matcher
 
     def problem(self, name: str, arguments: Any) -> str | None:
         """None when a call of ``name`` with ``arguments`` matches; else the first reason."""
-        if name != self.name:
+        if self.name_matcher is None:
+            if name != self.name:
+                return "name differs"
+        elif self.name_matcher.problem(name, "name") is not None:
             return "name differs"
         return self.arguments.problem(arguments, "")
 
@@ -292,15 +297,19 @@ def _compile_call(raw: Any, n: int, load: LoadCallable) -> CallSpec:
     if unknown:
         raise SpecError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(_CALL_KEYS)})")
     name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{where}: 'name' must be a non-empty string")
+    name_matcher: Node | None = None
+    if isinstance(name, dict):
+        name_matcher = _matcher(name, Rules(strings="exact"), f"{where}: 'name'", load)
+        name = name_matcher.describe()
+    elif not isinstance(name, str) or not name:
+        raise SpecError(f"{where}: 'name' must be a non-empty string or a matcher")
     where = f"call {n} ({name})"
     rules = _rules(Rules(), raw, where, "strings", "types", "extra_arguments")
     args = raw.get("arguments", {})
     if not isinstance(args, dict):
         raise SpecError(f"{where}: 'arguments' must be an object")
     members = {k: _compile(v, rules, f"{where}, argument '{k}'", load) for k, v in args.items()}
-    return CallSpec(name, ObjectNode(members, rules.extra))
+    return CallSpec(name, ObjectNode(members, rules.extra), name_matcher)
 
 
 def _rules(base: Rules, raw: dict[str, Any], where: str, s: str, t: str, x: str) -> Rules:
