@@ -55,6 +55,7 @@ _BFCL_TYPES = {
     "char": "string",
     "Boolean": "boolean",
 }
+_NEVER: dict[str, Any] = {"$any_of": []}  # matches no value (and is required)
 # live_relevance: some call, of any tool, with any arguments.
 _ANY_CALL: dict[str, Any] = {"name": {"$regex": ".+"}, "arguments": {}, "extra_arguments": True}
 
@@ -200,22 +201,30 @@ def bfcl_expected_call(name: str, answer: Any, tool: dict[str, Any] | None) -> d
     omitted (unless the tool's schema requires it); strings compare after BFCL's
     standardisation (``strings: bfcl``); an integer never equals a float (``types:
     strict``) except for ``float`` parameters, where ``10`` counts as ``10.0``; an
-    argument the answer does not name fails the call (``extra_arguments: false``).
+    argument the answer does not name fails the call (``extra_arguments: false``). Where
+    the answer disagrees with the tool's schema, BFCL's checker decides by the schema, and
+    so does the import: an answer argument the tool does not define must be left out (or,
+    when the answer requires it, can never match), and an argument the schema requires but
+    the answer does not name can never match (no output passes such a record in BFCL).
     """
     if not isinstance(answer, dict):
         raise ValueError(f"{name}: the answer must be an object of allowed-value lists")
     params = (tool or {}).get("parameters") or {}
     props = params.get("properties") or {}
     required = set(params.get("required") or [])
-    args = {
-        str(arg): _bfcl_member(
-            allowed,
-            f"{name}.{arg}",
-            required=arg in required,
-            loose=(props.get(arg) or {}).get("type") == "float",
+    args: dict[str, Any] = {}
+    for arg, allowed in answer.items():
+        if props and arg not in props:  # BFCL: an argument the tool lacks is unexpected
+            if isinstance(allowed, list) and "" in allowed:
+                continue  # so it must be left out
+            args[str(arg)] = _NEVER
+            continue
+        loose = (props.get(arg) or {}).get("type") == "float"
+        args[str(arg)] = _bfcl_member(
+            allowed, f"{name}.{arg}", required=arg in required, loose=loose
         )
-        for arg, allowed in answer.items()
-    }
+    for arg in sorted(required - set(answer)):  # required by the tool, unknown to the answer
+        args[str(arg)] = _NEVER
     return {
         "name": name,
         "arguments": args,

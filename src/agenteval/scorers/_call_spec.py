@@ -29,8 +29,8 @@ spec fail unless extra members are allowed (default: not allowed; the call-level
 ``extra_arguments`` sets it for the call's arguments and every object inside them).
 
 A call's ``name`` compares exactly; it may also be a matcher (``{"$regex": ".+"}``: any
-tool; ``{"$any_of": ["a", "b"]}``), whose strings compare exactly. A call whose arguments are not a JSON object (raw
-text that did not parse) matches no expected call.
+tool; ``{"$any_of": ["a", "b"]}``), whose strings compare exactly. A call whose arguments
+are not a JSON object (raw text that did not parse) matches no expected call.
 """
 
 from __future__ import annotations
