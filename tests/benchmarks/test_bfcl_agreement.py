@@ -5,9 +5,10 @@ its checker needs none of its declared dependencies once the model registry it i
 replaced by a stub). For a fixed-seed sample of every single-turn Python category we take
 the ground truth as the model's output, plus perturbations of it (a wrong value, an extra
 argument, an extra distinct call, the calls in reverse order, an argument the answer needs
-dropped, a wrong type, a wrong name, a required argument dropped), import the questions with ``agenteval
-import-dataset --from bfcl``, score the calls with ``agenteval score`` (real files, real
-subprocesses) and compare pass/fail with BFCL's ``ast_checker`` on the same output.
+dropped, a wrong type, a wrong name, a required argument dropped), import the questions
+with ``agenteval import-dataset --from bfcl``, score the calls with ``agenteval score``
+(real files, real subprocesses) and compare pass/fail with BFCL's ``ast_checker``
+on the same output.
 Irrelevance and relevance categories are compared with BFCL's rule for them (pass when
 no call / some call was made). Known disagreements are listed in docs/scorers.md.
 
