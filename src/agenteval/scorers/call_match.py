@@ -213,8 +213,8 @@ def make_tool_call_match(mode: str = "unordered") -> Callable[[Case, Trial], Sco
     def tool_call_match(case: Case, trial: Trial) -> Score:
         """Matched expected calls, graded by match mode (see :mod:`agenteval.scorers.call_match`).
 
-        Passes at 1.0. Not applicable without ``expected_calls`` or when the agent never
-        answered.
+        Graded, threshold 1.0 (every expected call matched, nothing the mode forbids made).
+        Not applicable without ``expected_calls`` or when the agent never answered.
         """
         specs = case.call_specs()
         if specs is None:
