@@ -293,7 +293,7 @@ def test_bad_matcher_in_a_dataset_exits_2_naming_file_line_field(tmp_path: Path)
     assert "cases.jsonl:2" in p.stderr and "expected_calls" in p.stderr
     # the message docs/formats.md shows
     assert p.stderr.strip().endswith(
-        "cases.jsonl:2: field 'expected_calls': Value error, call 1 (f), argument 'd': $regex"
+        "cases.jsonl:2: field 'expected_calls': call 1 (f), argument 'd': $regex"
         " is not a valid regular expression (unterminated character set at position 0)"
     )
     assert "Traceback" not in p.stderr and not (tmp_path / "run").exists()
