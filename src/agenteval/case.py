@@ -75,6 +75,14 @@ def _compile_calls(raw: Any) -> list[CallSpec]:
     return compile_calls(raw, _load_matcher)
 
 
+class _CompiledCalls(list[dict[str, Any]]):
+    """``expected_calls`` as given (it serialises as the plain list), with its matchers."""
+
+    def __init__(self, raw: list[dict[str, Any]], specs: list[CallSpec]) -> None:
+        super().__init__(raw)
+        self.specs = specs
+
+
 class Case(BaseModel):
     """One case of a dataset. Only ``id`` and ``input`` are required."""
 
@@ -216,20 +224,21 @@ class Case(BaseModel):
             return None
         return _str_list(v, "string")
 
-    @field_validator("expected_calls", mode="before")
+    @field_validator("expected_calls", mode="after")
     @classmethod
-    def _expected_calls(cls, v: Any) -> Any:
+    def _expected_calls(cls, v: list[dict[str, Any]] | None) -> Any:
         if v is None:
             return None
-        _compile_calls(v)  # raises ValueError naming the call and argument
-        return v
+        return _CompiledCalls(v, _compile_calls(v))  # ValueError names the call and argument
 
     def call_specs(self) -> list[CallSpec] | None:
-        """``expected_calls`` compiled into matchers (once per case); None when it has none."""
+        """``expected_calls`` compiled into matchers (at validation); None when it has none."""
         raw = self.expected_calls
         if raw is None:
             return None
-        cached = self._call_specs
+        if isinstance(raw, _CompiledCalls):
+            return raw.specs
+        cached = self._call_specs  # a list put in place without validation (model_copy)
         if cached is None or cached[0] is not raw:
             cached = (raw, _compile_calls(raw))
             self._call_specs = cached
