@@ -52,16 +52,19 @@ def test_without_a_mode_the_old_subsequence_rule_holds() -> None:
     ],
 )
 def test_modes_grade_by_matching(mode: str, made: list[str], value: float) -> None:
+    """Pass/fail (the scorer's kind), with the partial score in the reason."""
     s = trajectory_order(_traj(["search", "book"], mode), _trial(*made))
-    assert s.value == pytest.approx(value), s.reason
+    assert s.value == (1.0 if value == 1.0 else 0.0), s.reason
     assert s.passed is (value == 1.0)
+    if value < 1.0:
+        assert f"= {value:.3g}:" in s.reason
 
 
 def test_exactly_one_call() -> None:
     case = _traj(["search"], "unordered")
     assert trajectory_order(case, _trial("search")).value == 1.0
     twice = trajectory_order(case, _trial("search", "search"))
-    assert twice.value == 0.5 and "not expected: #2 search" in twice.reason
+    assert twice.value == 0.0 and "partial 1/2 = 0.5: not expected: #2 search" in twice.reason
 
 
 def test_strict_reason_names_the_step() -> None:

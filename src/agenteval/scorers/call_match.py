@@ -209,7 +209,7 @@ def make_tool_call_match(mode: str = "unordered") -> Callable[[Case, Trial], Sco
         raise ValueError(f"unknown match mode '{mode}' (known: {', '.join(MATCH_MODES)})")
     default = mode
 
-    @scorer("tool_call_match", threshold=1.0)
+    @scorer("tool_call_match", threshold=1.0, kind="graded")
     def tool_call_match(case: Case, trial: Trial) -> Score:
         """Matched expected calls, graded by match mode (see :mod:`agenteval.scorers.call_match`).
 

@@ -169,12 +169,14 @@ def trajectory_order(case: Case, trial: Trial) -> Score:
     order; other calls before, between and after are allowed. Each expected step is matched
     to the earliest later call of that name.
 
-    With a ``match_mode`` (as ``tool_call_match`` defines them, comparing names only): a
-    graded value from the maximum matching of steps to calls — a longest common
-    subsequence for ``strict`` and ``in_order`` — ``k/(n+m-k)`` for ``strict`` and
-    ``unordered``, ``k/n`` for ``subset`` and ``in_order``, ``k/m`` for ``superset``
-    (``n`` steps, ``m`` calls, ``k`` matched; a repeated step needs that many calls).
-    Threshold 1.0 in both cases. ``strict`` and ``unordered`` require exact counts:
+    With a ``match_mode`` (as ``tool_call_match`` defines them, comparing names only):
+    1.0 when the mode's condition holds, else 0.0 (binary, threshold 1.0, in both cases),
+    with the partial score in the reason — from the maximum matching of steps to calls
+    (a longest common subsequence for ``strict`` and ``in_order``): ``k/(n+m-k)`` for
+    ``strict`` and ``unordered``, ``k/n`` for ``subset`` and ``in_order``, ``k/m`` for
+    ``superset`` (``n`` steps, ``m`` calls, ``k`` matched; a repeated step needs that many
+    calls). For a graded score of names only, give ``tool_call_match`` calls with
+    ``extra_arguments: true`` and no arguments. ``strict`` and ``unordered`` require exact counts:
     ``["search"]`` with ``unordered`` means exactly one call, to search.
 
     Not applicable when the case has no (or an empty) ``expected_trajectory``, or when the
@@ -238,7 +240,7 @@ def _trajectory_in_mode(expected: list[str], made: list[str], mode: str) -> Scor
             why = "not matched: " + _listing(missing)
         else:
             why = "not expected: " + _listing(extra)
-    return Score(value, f"{head} -> {ratio(k, den)}: {why}")
+    return Score(0.0, f"{head}, partial {ratio(k, den)}: {why}")
 
 
 @scorer("step_efficiency", threshold=GRADED_THRESHOLD)
