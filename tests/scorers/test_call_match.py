@@ -74,7 +74,7 @@ def test_the_reason_names_the_first_divergence() -> None:
 
 def test_registered_as_a_builtin() -> None:
     assert "tool_call_match" in BUILTIN_SCORER_NAMES
-    assert any(getattr(f, "__agenteval_name__", "") == "tool_call_match" for f in builtin_scorers())
+    assert any(f.name == "tool_call_match" for f in builtin_scorers())
 
 
 def test_not_applicable_without_expected_calls_or_answer() -> None:
@@ -302,3 +302,17 @@ def test_bad_matcher_in_a_dataset_exits_2_naming_file_line_field(tmp_path: Path)
 def test_match_mode_is_validated() -> None:
     with pytest.raises(ValidationError, match="match_mode"):
         _case(WEATHER, "sorted")
+
+
+def test_the_default_mode_is_a_recorded_setting() -> None:
+    from agenteval.scorers import builtin_scorer
+
+    strict = builtin_scorer("tool_call_match", {"mode": "strict"})
+    assert strict.settings == {"mode": "strict"} and strict.ref == "builtin:tool_call_match"
+    assert strict.kind == "graded"
+    assert strict(_case(WEATHER), _trial(OSL, PAR)).value == pytest.approx(1 / 3)
+    assert builtin_scorer("tool_call_match").settings == {}
+    with pytest.raises(ValueError, match="unknown match mode"):
+        builtin_scorer("tool_call_match", {"mode": "sorted"})
+    with pytest.raises(ValueError, match="unknown setting"):
+        builtin_scorer("tool_call_match", {"modes": "strict"})

@@ -82,7 +82,7 @@ def test_non_idempotent_tools_may_repeat() -> None:
     assert redundant_calls(marked, twice).value == 1.0
     on_trial = twice.model_copy(update={"tools": normalize_tool_defs([RANDOM])})
     assert redundant_calls(Case(id="c", input="q"), on_trial).value == 1.0
-    suite = {f.__agenteval_name__: f for f in builtin_scorers(suite_tools=[RANDOM])}  # type: ignore[attr-defined]
+    suite = {f.name: f for f in builtin_scorers(suite_tools=[RANDOM])}
     assert suite["redundant_calls"](Case(id="c", input="q"), twice).value == 1.0
 
 
