@@ -22,6 +22,7 @@ from agenteval.errors import InputError
 from agenteval.runheader import TRIALS
 from agenteval.score import Score
 from agenteval.trial import Trial
+from agenteval.untrusted import replace_surrogates
 
 
 class TrialRecord(Trial):
@@ -80,7 +81,11 @@ _dumps = _ENCODER.encode  # json.dumps(obj, ensure_ascii=False, separators=(",",
 def _trial_line(trial: Trial, scores: dict[str, Score], cache: dict[_ScoreKey, str]) -> str:
     # pydantic's JSON serialiser gives the same values as model_dump(mode="json") followed by
     # json.dumps, several times faster; the trial object always ends with "}".
-    text = trial.model_dump_json(exclude={"scores"} if isinstance(trial, TrialRecord) else None)
+    exclude = {"scores"} if isinstance(trial, TrialRecord) else None
+    try:
+        text = trial.model_dump_json(exclude=exclude)
+    except ValueError:  # a lone surrogate from the agent: not encodable, written as U+FFFD
+        text = replace_surrogates(_dumps(trial.model_dump(mode="json", exclude=exclude)))
     return text[:-1] + ',"scores":' + _scores_json(scores, cache) + "}\n"
 
 

@@ -24,6 +24,7 @@ from agenteval.runlock import LOCK, RunLock
 from agenteval.runtrials import _ScoreKey, _trial_line, parse_trial_line
 from agenteval.score import Score
 from agenteval.trial import Trial
+from agenteval.untrusted import replace_surrogates
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -128,7 +129,11 @@ class RunWriter:
 
     def append(self, trial: Trial, scores: dict[str, Score]) -> None:
         """Write one trial line and flush it to the OS; then tell the observer, if any."""
-        self._fh.write(_trial_line(trial, scores, self._frags))
+        line = _trial_line(trial, scores, self._frags)
+        try:
+            self._fh.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (encoding fails before any write)
+            self._fh.write(replace_surrogates(line))
         self._fh.flush()
         self.written += 1
         if self.observer is not None:

@@ -23,11 +23,11 @@ from rich.console import Console
 
 from agenteval.agents.base import Agent
 from agenteval.case import Case
-from agenteval.cli._common import finish_run, live_summary
 from agenteval.dataset import scan_dataset
 from agenteval.errors import InputError
 from agenteval.fingerprint import describe_differences, differences, digest
 from agenteval.outpaths import check_out_dir
+from agenteval.report.finish import finish_run, live_summary
 from agenteval.rundir import CASES, DatasetRef, RunHeader, RunWriter
 from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_trials, work_items
 from agenteval.scoring import Scorers
