@@ -11,9 +11,9 @@ one file.
   lie inside another run directory (a folder holding ``run.json``).
 - :func:`check_out_files`: a report file must not be an input, one of the files of any run
   directory (``run.json``, ``trials.jsonl``, ``cases.jsonl``, ``run.lock`` beside a
-  ``run.json``), a directory, something that is not a regular file (``/dev/stdout``, a
-  FIFO: reports are written to a temporary file then renamed over the path, which would
-  replace the device), or the same file as another output of the same command.
+  ``run.json``), a directory, or the same file as another output of the same command; a
+  file written by renaming a temporary file over it (``report --html``) must also not be
+  a device or FIFO (``/dev/stdout``): the rename would replace the device itself.
 
 A refusal is an :class:`~agenteval.errors.InputError` (exit 2) whose one line names both
 paths.
@@ -116,15 +116,18 @@ def check_out_files(
     inputs: Iterable[Input],
     protected_dir: str | os.PathLike[str] | None = None,
     protected_names: Iterable[str] = (),
+    renamed: Iterable[str] = (),
 ) -> list[Path]:
     """Check report files to write; return them as paths.
 
     Each ``(option, path)`` of ``outs`` must not be a directory, must have an existing
     parent folder, must not be (or contain) an input, must not be the file
     ``protected_dir/NAME`` for one of ``protected_names`` (a run's own files; a hard link
-    to one counts), must not be a file of any other run directory, must be a regular file
-    when it exists (not in ``/dev`` or ``/proc``), and must not be the same file as another
-    output.
+    to one counts), must not be a file of any other run directory, and must not be the same
+    file as another output. An output whose option is in ``renamed`` (written to a temporary
+    file, then renamed over its path) must also be a regular file when it exists, and not
+    in ``/dev`` or ``/proc``: the rename would replace the device or FIFO itself. Outputs
+    written in place may be ``/dev/stdout``.
     """
     prot = real(protected_dir) if protected_dir is not None else None
     names = set(protected_names)
@@ -136,7 +139,7 @@ def check_out_files(
         r = real(p)
         if p.is_dir():
             raise InputError(f"{option} {p}: is a directory; give a file path")
-        if _special(p) or (p.exists() and not p.is_file()):
+        if option in renamed and (_special(p) or (p.exists() and not p.is_file())):
             raise InputError(
                 f"{option} {p}: is not a regular file (a device, FIFO or socket); give a file path"
             )
@@ -162,8 +165,7 @@ def check_out_files(
         own = next((n for n in RUN_OWN_FILES if _same_file(r, r.parent / n)), r.name)
         if own in RUN_OWN_FILES and (r.parent / RUN_HEADER).is_file():
             raise InputError(
-                f"{option} {p} is the file {own} of the run directory {r.parent};"
-                " choose another file"
+                f"{option} {p} is the run's own file {own} in {r.parent}; choose another file"
             )
         if r in seen:
             raise InputError(

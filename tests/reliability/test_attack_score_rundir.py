@@ -172,18 +172,22 @@ def test_rescore_imports_code_named_by_run_json_only_with_trust_run(tmp_path: Pa
 # --- output paths ------------------------------------------------------------------------
 
 
-def test_a_report_is_never_written_over_a_device_or_a_fifo(tmp_path: Path) -> None:
+def test_an_html_report_is_never_renamed_over_a_device_or_a_fifo(tmp_path: Path) -> None:
     """Before: ``--html /dev/stdout`` renamed the report over the /dev/stdout link itself
     (as root it replaced the device link with a regular file; the report never reached
-    stdout), and a FIFO was replaced by a regular file."""
+    stdout), and a FIFO was replaced by a regular file. Outputs written in place
+    (``--json``, ``--junit``, ``--markdown``) may still go to /dev/stdout."""
     run = _run(tmp_path)
     for dev in ("/dev/stdout", "/dev/null"):  # checked, never written: no subprocess here
         with pytest.raises(InputError, match="is not a regular file"):
-            check_out_files([("--html", dev)], [("run", run)])
+            check_out_files([("--html", dev)], [("run", run)], renamed=("--html",))
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     _one_error(run_cli("report", run, "--html", fifo, cwd=tmp_path), "is not a regular file")
     assert fifo.is_fifo()
+    p = run_cli("report", run, "--json", "/dev/stdout", cwd=tmp_path)
+    assert p.returncode == EXIT_OK, p.stderr
+    assert json.loads(p.stdout[: p.stdout.rindex("}") + 1])["trials"] == 2
 
 
 def test_a_report_is_never_written_over_another_runs_files(tmp_path: Path) -> None:
@@ -196,7 +200,7 @@ def test_a_report_is_never_written_over_another_runs_files(tmp_path: Path) -> No
     for name in before:
         _one_error(
             run_cli("report", a, "--html", b / name, cwd=tmp_path),
-            f"is the file {name} of the run directory",
+            f"is the run's own file {name} in {b}",
         )
     assert {n: (b / n).read_bytes() for n in before} == before
     assert run_cli("report", a, "--html", tmp_path / "ok.html", cwd=tmp_path).returncode == 0
