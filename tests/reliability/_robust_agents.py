@@ -66,3 +66,10 @@ def fails_some(case: Any) -> Any:
     if case.id.startswith("f"):
         return {"failure": {"cause": "agent_error", "message": "scripted failure"}}
     return "ok"
+
+
+def hangs_a_bit(case: Any) -> str:
+    """Answers at once for ``c0`` and ``c1``, after 3 s for every other case."""
+    if case.id not in ("c0", "c1"):
+        time.sleep(3)
+    return "ok"
