@@ -227,7 +227,7 @@ class _SlowJudge:
     def inconclusive(self, reason: str) -> dict[str, Any]:
         from agenteval.score import Score
 
-        return {"judge_x": Score(None, f"inconclusive: {reason}")}
+        return {"judge_x": Score(None, f"inconclusive: {reason}", status="inconclusive")}
 
 
 def test_cancelling_the_run_records_judge_calls_in_flight_as_inconclusive(
@@ -262,7 +262,7 @@ def test_cancelling_the_run_records_judge_calls_in_flight_as_inconclusive(
     assert len(trials) == 3
     for t in trials:
         assert t.output is not None and t.failure is None
-        assert t.scores["judge_x"].value is None
+        assert t.scores["judge_x"].status == "inconclusive"
         assert t.scores["judge_x"].reason.startswith("inconclusive: cancelled by an interrupt")
 
 

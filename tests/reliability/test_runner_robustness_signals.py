@@ -131,6 +131,7 @@ def test_ctrl_c_twice_cancels_judge_calls_and_records_them_inconclusive(
     for t in cancelled:
         assert t["output"] is not None  # the agent's answer is kept
         assert t["scores"]["judge_answer_relevance"]["value"] is None  # type: ignore[index]
+        assert t["scores"]["judge_answer_relevance"]["status"] == "inconclusive"  # type: ignore[index]
     summary = read_header(out).summary
     assert summary is not None
     assert summary["inconclusive"]["judge_answer_relevance"] >= len(cancelled)  # type: ignore[index]
