@@ -279,3 +279,17 @@ def test_a_failure_keeps_the_tool_calls_made_before_it(tmp_path: Path) -> None:
     assert [c.name for c in trial.tool_calls] == ["search"]
     assert trial.usage[0].input_tokens == 5
     assert trial.scores["tool_execution"].value == 0.0  # the failed call was scored
+
+
+def test_evaluate_leaves_the_callers_signal_handlers_in_place(tmp_path: Path) -> None:
+    import signal
+
+    def mine(signum: int, frame: object) -> None:
+        pass
+
+    old = signal.signal(signal.SIGTERM, mine)
+    try:
+        evaluate([Case(id="c", input="q")], "_robust_agents:quick", out=tmp_path / "run")
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, old)
