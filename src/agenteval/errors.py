@@ -7,6 +7,7 @@ message and exits with :data:`EXIT_INPUT`; it never shows a traceback for one.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,18 @@ class TooManyFailuresError(AgentEvalError):
     def __init__(self, message: str, run: Any = None) -> None:
         super().__init__(message)
         self.run = run
+
+
+_WRITE_ERRNOS = frozenset(
+    {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+)
+
+
+def cannot_write(e: OSError, path: str | Path, what: str) -> AgentEvalError:
+    """The error for an OSError while making ``path``: a :class:`RunWriteError` (exit 5)
+    when the file system refused the write (read-only, permission, disk full), else an
+    :class:`InputError` ``cannot create WHAT (STRERROR)`` (e.g. a file where a directory
+    is expected)."""
+    if e.errno in _WRITE_ERRNOS:
+        return RunWriteError.from_os_error(e, path)
+    return InputError(f"cannot create {what} ({e.strerror or e})", file=path)

@@ -110,7 +110,7 @@ async def aevaluate(
     max_failure_rate: float | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
-    from agenteval.cli._common import finish_run
+    from agenteval.report.finish import finish_run
     from agenteval.runner import RunProgress, _Control
 
     _check_rate(max_failure_rate)
@@ -128,8 +128,8 @@ async def aevaluate(
             raise ctl.io_error
         try:
             finish_run(writer, _quiet_console(), show=False, live=session.live)
-        except OSError as e:
-            raise RunWriteError.from_os_error(e, session.out) from None
+        except OSError as e:  # writing the summary into run.json
+            raise RunWriteError.from_os_error(e, session.out / "run.json") from None
     finally:
         with contextlib.suppress(OSError):
             writer.close()
@@ -271,6 +271,7 @@ def _session(
         limit=limit,
         judge=judge,
         prices=prices,
+        command="evaluate()",
     )
 
 

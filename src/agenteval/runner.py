@@ -251,7 +251,7 @@ async def run_trials(
         try:
             written = writer.written
             try:
-                writer.append(trial, scores)
+                writer.append(trial, scores, repair=False)
             except (ValueError, TypeError):  # not recordable as it is (agenteval.recordable)
                 if writer.written != written:
                     raise  # the line was written and an observer failed: a bug, not data

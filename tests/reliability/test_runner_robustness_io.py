@@ -12,6 +12,7 @@ import os
 import resource
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -80,24 +81,50 @@ def test_disk_full_mid_run_exits_5_keeps_what_was_written_and_resume_finishes(
     assert summary is not None and summary["trials"] == 60
 
 
-def test_no_space_left_on_device_exits_5_naming_the_file(tmp_path: Path) -> None:
-    ds = _dataset(tmp_path, 5)
+def test_no_space_left_for_the_summary_exits_5_and_resume_writes_it(tmp_path: Path) -> None:
+    """A real ``ENOSPC``: ``run.json`` is replaced through ``run.json.tmp``; once the run is
+    under way that name is made a link to ``/dev/full``, so the summary cannot be written."""
+    ds = _dataset(tmp_path, 12)
     out = tmp_path / "run"
-    out.mkdir()
-    (out / "trials.jsonl").symlink_to("/dev/full")  # every write: ENOSPC
-    r = run_cli("run", ds, *AGENT, "--out", out)
-    assert r.returncode == EXIT_IO, r.stderr
-    assert _one_error_line(r.stderr).startswith(
-        f"agenteval: error: cannot write {out / 'trials.jsonl'}: No space left on device;"
+    p = subprocess.Popen(
+        agenteval_cmd("run", ds, "--agent", "_robust_agents:slow", "--out", out, "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
     )
+    try:
+        trials = out / "trials.jsonl"
+        deadline = time.monotonic() + 60
+        while not (trials.exists() and trials.read_bytes().count(b"\n") >= 1):
+            assert time.monotonic() < deadline and p.poll() is None, p.communicate()
+            time.sleep(0.02)
+        (out / "run.json.tmp").symlink_to("/dev/full")
+        _, stderr = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == EXIT_IO, stderr
+    assert _one_error_line(stderr).startswith(
+        f"agenteval: error: cannot write {out / 'run.json'}: No space left on device;"
+    )
+    assert len(list(iter_trials(out))) == 12  # every trial was written before
+    assert read_header(out).summary is None
+
+    (out / "run.json.tmp").unlink()
+    resumed = run_cli("run", ds, "--agent", "_robust_agents:slow", "--out", out, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    summary = read_header(out).summary
+    assert summary is not None and summary["trials"] == 12
 
 
 def test_a_run_that_cannot_even_start_writing_exits_5(tmp_path: Path) -> None:
     ds = _dataset(tmp_path, 5)
     out = tmp_path / "run"
-    r = _run_with_file_limit(0, "run", ds, *AGENT, "--out", out)
+    r = _run_with_file_limit(1000, "run", ds, *AGENT, "--out", out)  # run.json is bigger
     assert r.returncode == EXIT_IO, r.stderr
-    assert "File too large" in _one_error_line(r.stderr)
+    assert _one_error_line(r.stderr).startswith(f"agenteval: error: cannot write {out}")
+    assert "File too large" in r.stderr
+    assert not (out / "run.json").exists()  # no half-made run is left to block the next one
 
 
 def _read_only(directory: Path, *args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
