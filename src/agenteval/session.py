@@ -12,7 +12,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,14 +24,7 @@ from rich.console import Console
 from agenteval.agents.base import Agent
 from agenteval.case import Case
 from agenteval.dataset import scan_dataset
-from agenteval.errors import (
-    EXIT_HANGUP,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_TERMINATED,
-    InputError,
-    RunWriteError,
-)
+from agenteval.errors import InputError, RunWriteError
 from agenteval.fingerprint import describe_differences, differences, digest
 from agenteval.outpaths import check_out_dir
 from agenteval.report.finish import finish_run, live_summary
@@ -40,6 +32,12 @@ from agenteval.rundir import CASES, HEADER, DatasetRef, RunHeader, RunWriter
 from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_trials, work_items
 from agenteval.scoring import Scorers
 from agenteval.secrets import redact_mapping
+from agenteval.stopsignals import (
+    STOP_SIGNALS,
+    exit_code_for,
+    restored_signal_handlers,
+    signal_name,
+)
 from agenteval.trial import Trial
 
 if TYPE_CHECKING:
@@ -66,15 +64,8 @@ class SessionResult:
 
     @property
     def exit_code(self) -> int:
-        """By the first signal: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (128 + its number);
-        0 when none came."""
-        if self.signal is None:
-            return EXIT_OK
-        if self.signal == signal.SIGINT:
-            return EXIT_INTERRUPTED
-        if self.signal == signal.SIGTERM:
-            return EXIT_TERMINATED
-        return EXIT_HANGUP if self.signal == _SIGHUP else 128 + self.signal
+        """By the first signal: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; 0 when none came."""
+        return exit_code_for(self.signal)
 
 
 @dataclass(slots=True)
@@ -286,7 +277,7 @@ class Session:
             received.append(signum)
             ctl.stop = True
             if len(received) == 1:
-                name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
+                name = "" if signum == signal.SIGINT else f" ({signal_name(signum)})"
                 print(
                     f"\nagenteval: interrupted{name}: finishing trials in flight (Ctrl-C again"
                     " to cancel them)",
@@ -297,7 +288,7 @@ class Session:
 
         async def main() -> None:
             loop = asyncio.get_running_loop()
-            for sig in _STOP_SIGNALS:
+            for sig in STOP_SIGNALS:
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.add_signal_handler(sig, on_signal, sig)
             with _Progress(remaining, progress) as prog:
@@ -305,7 +296,7 @@ class Session:
 
         summary = None
         try:
-            with _restored_signal_handlers():
+            with restored_signal_handlers():
                 run_event_loop(main())
             if ctl.io_error is not None:
                 raise ctl.io_error
@@ -323,11 +314,6 @@ class Session:
         )
 
 
-_SIGHUP: int | None = getattr(signal, "SIGHUP", None)  # not on Windows
-_STOP_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, _SIGHUP) if s is not None)
-"""Signals that stop a run gracefully (Session.run)."""
-
-
 def _close(writer: RunWriter, *, quietly: bool) -> None:
     """Close the run's file; after a write error its buffer may fail again: ignored then."""
     try:
@@ -335,23 +321,6 @@ def _close(writer: RunWriter, *, quietly: bool) -> None:
     except OSError as e:
         if not quietly:
             raise RunWriteError.from_os_error(e, writer.run_dir) from None
-
-
-@contextlib.contextmanager
-def _restored_signal_handlers() -> Iterator[None]:
-    """Put back the process's own handlers of the stop signals once the loop is done
-    (closing a loop resets them to the defaults, which would drop a caller's handler)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    saved = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            if handler is not None:
-                with contextlib.suppress(OSError, ValueError, RuntimeError):
-                    signal.signal(sig, handler)
 
 
 def run_event_loop(coro: Any) -> Any:
