@@ -166,9 +166,7 @@ def _pair(r: _Reader) -> None:
         if a.id is not None:
             target = r.by_id.get(a.id)
         else:
-            target = next(
-                (c for c in r.calls if not c.answered and a.name in (None, c.name)), None
-            )
+            target = next((c for c in r.calls if not c.answered and a.name in (None, c.name)), None)
         if target is None or target.answered:
             continue
         target.answered = True
@@ -187,7 +185,13 @@ def calls_from_messages(messages: Iterable[Any]) -> list[ToolCall]:
     _pair(r)
     return [
         ToolCall.model_validate(
-            {"id": c.id, "name": c.name, "arguments": c.arguments, "result": c.result, "error": c.error}
+            {
+                "id": c.id,
+                "name": c.name,
+                "arguments": c.arguments,
+                "result": c.result,
+                "error": c.error,
+            }
         )
         for c in r.calls
     ]

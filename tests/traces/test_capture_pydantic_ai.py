@@ -44,9 +44,7 @@ def scripted(steps_for: Any) -> FunctionModel:
 
 
 def shop_agent(steps_for: Any, **kw: Any) -> Agent[None, str]:
-    agent: Agent[None, str] = Agent(
-        scripted(steps_for), capabilities=[Instrumentation()], **kw
-    )
+    agent: Agent[None, str] = Agent(scripted(steps_for), capabilities=[Instrumentation()], **kw)
 
     @agent.tool_plain
     def find_customer(name: str) -> dict[str, Any]:

@@ -78,7 +78,9 @@ def test_pydantic_ai_page_runs_and_records_every_call(tmp_path: Path, cli: Any) 
 
 def test_capture_off_on_the_command_line_records_no_calls(tmp_path: Path, cli: Any) -> None:
     (cmd,) = materialise("pydantic-ai.md", tmp_path)
-    proc = cli(*cmd[1:], "--capture", "off", cwd=tmp_path, env={"PYTHONPATH": _pythonpath(tmp_path)})
+    proc = cli(
+        *cmd[1:], "--capture", "off", cwd=tmp_path, env={"PYTHONPATH": _pythonpath(tmp_path)}
+    )
     assert proc.returncode == 0, proc.stderr
     lines = (tmp_path / "runs/shop/trials.jsonl").read_text(encoding="utf-8").splitlines()
     for t in map(json.loads, lines):

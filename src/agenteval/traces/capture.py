@@ -182,9 +182,7 @@ def span_record(span: Any) -> SpanRecord:
         start_ns=span.start_time,
         end_ns=span.end_time,
         attributes=dict(span.attributes or {}),
-        events=tuple(
-            SpanEvent(e.name, dict(e.attributes or {}), e.timestamp) for e in span.events
-        ),
+        events=tuple(SpanEvent(e.name, dict(e.attributes or {}), e.timestamp) for e in span.events),
         status=code.lower(),
         status_message=getattr(status, "description", None),
     )

@@ -40,7 +40,9 @@ message, in order, paired by id with ``tool_call_response`` parts of later input
 
 A **retriever span** becomes a call named after the span, with arguments ``{"query":
 input.value}`` and result the list of ``{id, content, score}`` documents
-(``retrieval.documents.N.document.*``), so ``retrieval_recall`` sees the document ids.
+(``retrieval.documents.N.document.*``), so ``retrieval_recall`` sees the document ids —
+unless it runs inside a tool span (a retriever wrapped as a tool): that tool's call
+already stands for it.
 
 A **model span** adds tokens to its model (``gen_ai.response.model``, else
 ``gen_ai.request.model``, else ``llm.model_name``): ``gen_ai.usage.input_tokens`` /
@@ -153,7 +155,7 @@ def _json(v: Any) -> Any:
     """A JSON text parsed; anything else (or text that is not JSON) as is."""
     if isinstance(v, str):
         t = v.strip()
-        if t[:1] in ('{', '[', '"') or t in ("true", "false", "null") or _numberish(t):
+        if t[:1] in ("{", "[", '"') or t in ("true", "false", "null") or _numberish(t):
             try:
                 return json.loads(t)
             except ValueError:
@@ -395,6 +397,17 @@ def _union_s(intervals: list[tuple[int, int]]) -> float:
     return total / 1e9
 
 
+def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | None]) -> bool:
+    seen = {s.span_id}
+    p = s.parent_id
+    while p is not None and p not in seen:
+        if kinds.get(p) == "tool":
+            return True
+        seen.add(p)
+        p = parents.get(p)
+    return False
+
+
 def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     """Map one trial's spans to a :class:`Trajectory` (rules in the module docstring)."""
     ordered = sorted(
@@ -404,8 +417,12 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     tools: list[SpanRecord] = []
     retrievers: list[SpanRecord] = []
     models: list[SpanRecord] = []
+    kinds = {s.span_id: _kind(s) for _, s in ordered}
+    parents = {s.span_id: s.parent_id for _, s in ordered}
     for _, s in ordered:
-        kind = _kind(s)
+        kind = kinds[s.span_id]
+        if kind == "retriever" and _inside_tool(s, kinds, parents):
+            continue
         if kind == "tool":
             tools.append(s)
         elif kind == "retriever":
