@@ -173,6 +173,7 @@ def span_record(span: Any) -> SpanRecord:
     ctx = span.context
     parent = span.parent
     status = span.status
+    events = span.events
     code = getattr(getattr(status, "status_code", None), "name", "UNSET")
     return SpanRecord(
         name=span.name,
@@ -181,8 +182,11 @@ def span_record(span: Any) -> SpanRecord:
         parent_id=_hex(parent.span_id, 16) if parent is not None else None,
         start_ns=span.start_time,
         end_ns=span.end_time,
-        attributes=dict(span.attributes or {}),
-        events=tuple(SpanEvent(e.name, dict(e.attributes or {}), e.timestamp) for e in span.events),
+        # A read-only view: an ended span's attributes no longer change.
+        attributes=span.attributes or {},
+        events=tuple(SpanEvent(e.name, e.attributes or {}, e.timestamp) for e in events)
+        if events
+        else (),
         status=code.lower(),
         status_message=getattr(status, "description", None),
     )
