@@ -151,7 +151,7 @@ def test_returned_tool_calls_win_over_the_transcript(tmp_path: Path) -> None:
 
     (t,) = evaluate([{"id": "a", "input": "q"}], agent, out=tmp_path / "run").trials()
     assert [c.name for c in t.tool_calls] == ["mine"]
-    assert t.metadata["trajectory_source"] == "agent"
+    assert "trajectory_source" not in t.metadata
 
 
 # --- properties -------------------------------------------------------------------------

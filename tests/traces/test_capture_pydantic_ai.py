@@ -259,7 +259,7 @@ def test_calls_the_agent_returns_win_and_its_usage_is_not_doubled(tmp_path: Path
     (rec,) = trials([{"id": "a", "input": "Ada"}], answer, tmp_path)
     t = rec
     assert [c.name for c in t.tool_calls] == ["my_tool"]
-    assert t.metadata["trajectory_source"] == "agent"
+    assert "trajectory_source" not in t.metadata
     assert [(u.model, u.input_tokens, u.output_tokens) for u in t.usage] == [("m", 1, 2)]
 
 

@@ -103,3 +103,40 @@ def test_transcripts_page_runs_and_tool_selection_passes(tmp_path: Path, cli: An
     ]
     assert t["metadata"]["trajectory_source"] == "transcript"
     assert t["scores"]["tool_selection"]["value"] == 1.0
+
+
+_NO_SDK = """
+import sys
+sys.modules["opentelemetry.sdk"] = None  # as if opentelemetry-sdk were not installed
+sys.modules["opentelemetry.sdk.trace"] = None
+from agenteval.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("mode", ["otel", "auto"])
+def test_capture_without_the_sdk(tmp_path: Path, mode: str) -> None:
+    """--capture otel without opentelemetry-sdk: one line, exit 2; auto: runs, no capture."""
+    import os
+    import subprocess
+    import sys
+
+    args = ["run", "cases.jsonl", "--agent", "a:answer", "--capture", mode, "--out", "r", "--quiet"]
+    (tmp_path / "a.py").write_text("def answer(case):\n    return 'x'\n", encoding="utf-8")
+    (tmp_path / "cases.jsonl").write_text('{"id": "1", "input": "q"}\n', encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_SDK, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": _pythonpath(tmp_path)},
+        timeout=120,
+    )
+    if mode == "otel":
+        assert proc.returncode == 2
+        assert proc.stderr.strip().splitlines() == [
+            "agenteval: error: --capture otel needs opentelemetry-sdk:"
+            " pip install 'agenteval[otel]'"
+        ]
+    else:
+        assert proc.returncode == 0, proc.stderr

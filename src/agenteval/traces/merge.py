@@ -7,12 +7,14 @@ Precedence for ``tool_calls`` (the first that applies wins, never a mix):
    (:func:`agenteval.transcripts.calls_from_messages`);
 3. the capture source's name (``otel``): calls seen by capture while the trial ran.
 
-The winner is recorded as ``metadata["trajectory_source"]`` (unless the agent set that key
-itself); a trial with no calls from any source has no such key. Captured data also fills
-what the agent did not give: token ``usage`` (only when the agent returned none, so tokens
-are never counted twice), the tool definitions offered (``tools``), active time (time
-inside model calls) and ``metadata["token_details"]`` (cache and reasoning token counts
-per model, when the spans have them).
+When agenteval derived the calls (2 or 3), the source is recorded as
+``metadata["trajectory_source"]`` (``transcript`` or ``otel``), unless the agent set that
+key itself; a trial whose calls the agent returned, or that has none, has no such key.
+
+Captured data also fills what the agent did not give: token ``usage`` (only when the
+agent returned none, so tokens are never counted twice), the tool definitions offered
+(``tools``), active time (time inside model calls), and ``metadata["token_details"]``:
+cache and reasoning token counts per model, when the spans have them.
 
 When the agent raises (or times out), :func:`keep_partial` puts what capture saw so far
 on the failed trial: its calls, usage and active time.
@@ -79,9 +81,7 @@ def merge(out: AgentOutput, seen: Seen | None, rec: Recorder) -> AgentOutput:
     ``rec.usage`` already holds the usage the agent returned (if any).
     """
     source = ""
-    if out.tool_calls is not None:
-        source = "agent"
-    elif out.messages:
+    if out.tool_calls is None and out.messages:
         calls = calls_from_messages(out.messages)
         if calls:
             out.tool_calls, source = calls, "transcript"
