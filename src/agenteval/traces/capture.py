@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -168,6 +168,19 @@ def _hex(n: int, width: int) -> str:
     return format(n, f"0{width}x")
 
 
+def _attributes(span: Any) -> Mapping[str, Any]:
+    """An ended span's attributes as they are (they no longer change); an open span's
+    copied, since the agent (a timed-out sync agent's thread) may still be writing."""
+    if span.end_time is not None:
+        return span.attributes or {}
+    for _ in range(3):
+        try:
+            return dict(span.attributes or {})
+        except RuntimeError:  # changed while being copied: try again
+            continue
+    return {}
+
+
 def span_record(span: Any) -> SpanRecord:
     """A plain :class:`SpanRecord` from an SDK ``ReadableSpan`` (ended or not)."""
     ctx = span.context
@@ -182,8 +195,7 @@ def span_record(span: Any) -> SpanRecord:
         parent_id=_hex(parent.span_id, 16) if parent is not None else None,
         start_ns=span.start_time,
         end_ns=span.end_time,
-        # A read-only view: an ended span's attributes no longer change.
-        attributes=span.attributes or {},
+        attributes=_attributes(span),
         events=tuple(SpanEvent(e.name, e.attributes or {}, e.timestamp) for e in events)
         if events
         else (),
