@@ -103,3 +103,31 @@ def test_a_list_dataset_leaves_no_temporary_file(tmp_path: Path) -> None:
     evaluate(CASES, answer, out=tmp_path / "r")
     assert leftovers() == before
     assert (tmp_path / "r" / "cases.jsonl").read_text().count("\n") == 3
+
+
+@scorer("careful", threshold=0.5, kind="graded", safety=True)
+def careful_scorer(case: Case, trial: Trial) -> float:
+    return 0.75
+
+
+def test_run_json_records_every_scorer_with_its_spec(tmp_path: Path) -> None:
+    def nested(case: Case, trial: Trial) -> bool:
+        return True
+
+    cases = [Case(id="a", input="q", expected="x")]
+    run = evaluate(cases, answer, scorers=[careful_scorer, nested], out=tmp_path / "r")
+    specs = {s.name: s for s in run.header.scorers}
+    assert run.header.format_version == 2
+    assert specs["careful"].model_dump() == {
+        "name": "careful",
+        "kind": "graded",
+        "threshold": 0.5,
+        "safety": True,
+        "ref": f"{__name__}:careful_scorer",
+        "settings": {},
+    }
+    assert specs["nested"].ref is None and not specs["nested"].safety
+    assert specs["exact_match"].ref == "builtin:exact_match"
+    assert run.header.safety_scorers == ["avoids_forbidden_text", "pii_leakage", "careful"]
+    (trial,) = run.trials()
+    assert trial.scores["careful"].status == "passed"

@@ -39,7 +39,13 @@ def test_round_trip(tmp_path: Path) -> None:
     assert recs[0].tool_calls[0].arguments == {"q": 1}
     assert recs[0].scores["x"] == Score(1.0, "ok")
     line = json.loads((run / "trials.jsonl").read_text().splitlines()[0])
-    assert line["scores"]["x"] == {"value": 1.0, "reason": "ok", "passed": True, "threshold": 1.0}
+    assert line["scores"]["x"] == {
+        "status": "passed",
+        "value": 1.0,
+        "reason": "ok",
+        "passed": True,
+        "threshold": 1.0,
+    }
 
 
 def test_create_refuses_to_overwrite_a_run(tmp_path: Path) -> None:
@@ -91,3 +97,31 @@ def test_not_a_run(tmp_path: Path) -> None:
         read_header(tmp_path)
     with pytest.raises(InputError, match="not a run directory"):
         read_header(tmp_path / "missing")
+
+
+def test_format_1_headers_migrate_to_specs_idempotently() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from agenteval.migrate import migrate_header
+    from agenteval.rundir import RunHeader
+
+    rubric = {"name": "tone", "scale": "likert", "threshold": 0.6, "source": "/r/tone.txt"}
+    judge = {"judge": {"model": "m", "rubrics": [rubric]}}
+    h = RunHeader.model_validate(
+        {"format_version": 1, "agent": judge, "scorers": ["pii_leakage", "judge_tone", "mine"]}
+    )
+    pii, tone, mine = h.scorers
+    assert (pii.ref, pii.safety, pii.settings) == ("builtin:pii_leakage", True, {})
+    assert (tone.ref, tone.kind, tone.threshold) == ("judge:/r/tone.txt", "graded", 0.6)
+    assert tone.settings == {"model": "m", "scale": "likert"}
+    assert (mine.ref, mine.kind, mine.threshold, mine.safety) == (None, "pass/fail", 1.0, False)
+
+    @given(st.lists(st.one_of(st.sampled_from(["exact_match", "judge_tone"]), st.text())))
+    def idempotent(names: list[str]) -> None:
+        once = migrate_header({"agent": judge, "scorers": names})
+        assert migrate_header(once) == once
+        back = RunHeader.model_validate(once).model_dump(mode="json")
+        assert migrate_header(back)["scorers"] == back["scorers"]
+
+    idempotent()

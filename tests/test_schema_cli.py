@@ -192,3 +192,18 @@ def test_docs_examples_load_and_match_the_schemas(tmp_path: Path) -> None:
     for raw in calls:
         assert ToolCall.model_validate(json.loads(raw)).name == "search"
         trial_v.validate({"case_id": "a", "tool_calls": [json.loads(raw)]})
+
+
+def test_schemas_describe_score_status_and_scorer_specs(tmp_path: Path) -> None:
+    line = json.loads(trial_line(_full_trial(), {"x": Score(None, "tie", status="inconclusive")}))
+    assert line["scores"]["x"]["status"] == "inconclusive"
+    validator("trial-record").validate(line)
+    bad = dict(line, scores={"x": dict(line["scores"]["x"], status="maybe")})
+    assert not validator("trial-record").is_valid(bad)
+    fixture = Path(__file__).parent / "fixtures" / "runs_v0_1" / "repeats"
+    validator("run").validate(json.loads((fixture / "run.json").read_text()))  # format 1
+    with RunWriter.create(tmp_path / "run", RunHeader(scorers=["pii_leakage"])) as w:
+        w.finish(None)
+    header = json.loads((tmp_path / "run" / "run.json").read_text())
+    validator("run").validate(header)
+    assert header["scorers"][0]["safety"] is True and header["format_version"] == 2

@@ -21,7 +21,8 @@ __version__ = "0.1.0"
 from agenteval._lazy import lazy_getattr
 from agenteval.case import Case
 from agenteval.errors import AgentEvalError, InputError
-from agenteval.score import Score, normalize_result, not_applicable, scorer
+from agenteval.score import Score, Status, inconclusive, normalize_result, not_applicable, scorer
+from agenteval.scorer_spec import Scorer, ScorerSpec
 from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 
 if TYPE_CHECKING:
@@ -61,6 +62,9 @@ __all__ = [
     "Retry",
     "Run",
     "Score",
+    "Scorer",
+    "ScorerSpec",
+    "Status",
     "ToolCall",
     "Trial",
     "Usage",
@@ -69,6 +73,7 @@ __all__ = [
     "benchmark",
     "builtin_scorers",
     "evaluate",
+    "inconclusive",
     "load_rubric",
     "normalize_result",
     "not_applicable",

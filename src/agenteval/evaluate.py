@@ -26,8 +26,8 @@ from agenteval.errors import InputError
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
 from agenteval.runner import RunSettings
 from agenteval.score import ScorerFn
-from agenteval.scorers import builtin_scorers as _builtin_scorers
-from agenteval.scoring import Scorers
+from agenteval.scorer_set import ScorerConfig
+from agenteval.scorer_set import build_scorers as build_scorer_set
 from agenteval.session import Session
 
 AgentLike = Agent | str | Callable[..., Any]
@@ -141,8 +141,10 @@ def evaluate(
     ``dataset`` is a path (JSONL, JSON, YAML, CSV) or an iterable of Case objects / dicts.
     ``agent`` is an Agent adapter, a ``"module:function"`` string, or a callable taking the
     case (sync or async). ``scorers`` are custom scorers run in addition to the built-in
-    deterministic ones (``builtin_scorers=False`` runs only yours). ``out`` is the run
-    directory (a new temporary directory when None). Bad input raises
+    deterministic ones (``builtin_scorers=False`` runs only yours); ``run.json`` records
+    each by its import path (``module:fn``) so that ``agenteval rescore`` can rebuild it,
+    or with ``ref: null`` when it has none (a function of ``__main__`` or a nested one).
+    ``out`` is the run directory (a new temporary directory when None). Bad input raises
     :class:`agenteval.errors.InputError` before the agent is called.
 
     Safe to call from inside a running event loop (a notebook): the evaluation then runs on
@@ -209,8 +211,7 @@ def _session(
     out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
     if out is None:
         out_path = out_path / "run"
-    fns: list[ScorerFn] = list(_builtin_scorers(suite_tools=suite_tools)) if builtin_scorers else []
-    fns.extend(scorers)
+    config = ScorerConfig(builtin=builtin_scorers, suite_tools=suite_tools, extra=list(scorers))
     if prices is None:
         from agenteval.pricing import PriceTable
 
@@ -218,7 +219,7 @@ def _session(
     return Session(
         dataset=dataset,
         agent=_as_agent(agent),
-        scorers=Scorers(fns),
+        scorers=build_scorer_set(config),
         out=out_path,
         settings=RunSettings(concurrency=concurrency, timeout_s=timeout, repeats=repeats),
         limit=limit,

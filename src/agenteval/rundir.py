@@ -8,9 +8,10 @@
 - ``trials.jsonl`` holds one trial per line with its ``scores``; each line is appended and
   flushed as the trial finishes, so a crash loses nothing but the trials in flight.
 
-Readers accept every format version up to :data:`FORMAT_VERSION`. A torn last line (the
-process died mid-write) is detected: readers skip it, and :meth:`RunWriter.open_resume`
-cuts it off and says so.
+Readers accept every format version up to :data:`FORMAT_VERSION`; a run of format 1
+(agenteval 0.1: scores without ``status``, scorers as bare names) is migrated as it is read
+(see :mod:`agenteval.migrate`). A torn last line (the process died mid-write) is detected:
+readers skip it, and :meth:`RunWriter.open_resume` cuts it off and says so.
 """
 
 from __future__ import annotations
@@ -24,16 +25,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import from_json
 
 from agenteval import __version__
 from agenteval.case import Case
 from agenteval.errors import InputError
+from agenteval.migrate import migrate_header
 from agenteval.score import Score
+from agenteval.scorer_spec import ScorerSpec
 from agenteval.trial import Trial
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: every score has a ``status``; ``run.json`` records each scorer's spec (agenteval 0.2)."""
 HEADER = "run.json"
 CASES = "cases.jsonl"
 TRIALS = "trials.jsonl"
@@ -64,11 +68,32 @@ class RunHeader(BaseModel):
     agenteval_version: str = __version__
     agent: dict[str, Any] | None = Field(default=None, description="Secrets removed.")
     dataset: DatasetRef = Field(default_factory=DatasetRef)
-    scorers: list[str] = Field(default_factory=list)
+    scorers: list[ScorerSpec] = Field(
+        default_factory=list, description="Every scorer of the run, in order: its spec."
+    )
     prices: dict[str, Any] | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
     source_run: str | None = Field(default=None, description="For rescore/judge: the input run.")
     summary: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        return migrate_header(data)  # format 1: scorer names become specs
+
+    @property
+    def scorer_names(self) -> list[str]:
+        """The scorers' names, in order."""
+        return [s.name for s in self.scorers]
+
+    @property
+    def safety_scorers(self) -> list[str]:
+        """Names of the scorers whose spec has ``safety`` set (the gate blocks on them)."""
+        return [s.name for s in self.scorers if s.safety]
+
+    def scorer_spec(self, name: str) -> ScorerSpec | None:
+        """The spec of the scorer ``name``, None when the run has no such scorer."""
+        return next((s for s in self.scorers if s.name == name), None)
 
 
 class TrialRecord(Trial):
@@ -84,7 +109,7 @@ def trial_line(trial: Trial, scores: dict[str, Score]) -> str:
     return _trial_line(trial, scores, {})
 
 
-_ScoreKey = tuple[str, float | None, str, float, str | None]
+_ScoreKey = tuple[str, float | None, str, float, str | None, str]
 _CACHE_MAX = 4096  # distinct (scorer, score) fragments remembered by one writer/reader
 
 
@@ -102,7 +127,7 @@ def _scores_json(scores: dict[str, Score], cache: dict[_ScoreKey, str]) -> str:
     for name, s in scores.items():
         frag = None
         if not s.usage:
-            key = (name, s.value, s.reason, s.threshold, s.error)
+            key = (name, s.value, s.reason, s.threshold, s.error, s.status)
             hashable = True
             try:
                 frag = cache.get(key)
@@ -138,11 +163,12 @@ def _score_from(d: Any, cache: dict[tuple[Any, ...], Score]) -> Score:
     """``Score.from_dict(d)``, reusing the Score of an identical plain stored score."""
     if type(d) is not dict or d.get("usage"):
         return Score.from_dict(d)
-    value, reason, threshold, error = (
+    value, reason, threshold, error, status = (
         d.get("value"),
         d.get("reason", _NO),
         d.get("threshold", _NO),
         d.get("error"),
+        d.get("status"),
     )
     # only exact JSON types are cached: True == 1 and "1" vs 1 must not share an entry
     if (
@@ -150,8 +176,9 @@ def _score_from(d: Any, cache: dict[tuple[Any, ...], Score]) -> Score:
         and type(reason) is str
         and (threshold is _NO or (type(threshold) is float and _cacheable_zero(threshold)))
         and (error is None or type(error) is str)
+        and (status is None or type(status) is str)
     ):
-        key = (value, reason, threshold, error)
+        key = (value, reason, threshold, error, status)
         hit = cache.get(key)
         if hit is None:
             hit = Score.from_dict(d)

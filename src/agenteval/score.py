@@ -1,9 +1,18 @@
 """Score: one scorer's judgment of one trial (SPEC §2.3).
 
-A score is a value in [0, 1], or ``None`` meaning *not applicable*; the reason always says
-why (for a number, enough to check the arithmetic). A scorer that crashed or returned
-something unusable gives a score with ``error`` set: it counts as a scorer error, never as
-a failure of the agent.
+Every score carries an explicit :attr:`Score.status`, one of :data:`STATUSES`:
+
+- ``passed`` / ``failed``: the scorer applied; ``value`` in [0, 1] compared with
+  ``threshold`` (``value >= threshold`` passes);
+- ``not_applicable``: nothing to check (``value`` None), e.g. a case without a canary;
+- ``inconclusive``: the scorer should have decided but could not (``value`` None), e.g. a
+  judge error, an unparseable verdict or a tie between judge samples;
+- ``error``: the scorer raised or returned something unusable (``error`` says what). It
+  counts as a scorer error, never as a failure of the agent.
+
+Status is data: it is given (or derived from value, threshold and error) when the score is
+created and stored with it; nothing reads the reason text to decide it. The reason always
+says why (for a number, enough to check the arithmetic).
 """
 
 from __future__ import annotations
@@ -11,17 +20,30 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agenteval.trial import Usage
 
 BINARY_THRESHOLD = 1.0
 GRADED_THRESHOLD = 0.5
 
+Status = Literal["passed", "failed", "not_applicable", "inconclusive", "error"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "not_applicable", "inconclusive", "error")
+"""Every score status, in report order."""
+_VALUED = frozenset(("passed", "failed"))
+_UNVALUED = frozenset(("not_applicable", "inconclusive"))
+
 
 @dataclass(slots=True)
 class Score:
-    """A value in [0, 1] or None (not applicable / inconclusive), with its reason.
+    """A value in [0, 1] (or None) with its reason and its :attr:`status`.
+
+    ``status`` None (the default) is derived when the score is created: ``error`` set →
+    ``error``; value None → ``not_applicable``; else ``passed`` when ``value >=
+    threshold``, ``failed`` otherwise. An explicit status must agree with the value:
+    ``passed``/``failed`` need a value on the right side of the threshold,
+    ``not_applicable``/``inconclusive`` need value None and no error; ``error`` sets
+    ``error`` to the reason when it was not given. A disagreement raises ValueError.
 
     Treat a Score as immutable: readers share equal Score objects between trials. (It is
     not a frozen dataclass because a frozen one costs several times more to create, and
@@ -33,34 +55,72 @@ class Score:
     threshold: float = BINARY_THRESHOLD
     error: str | None = None
     usage: list[Usage] = field(default_factory=list)
+    status: Status = None  # type: ignore[assignment]  # derived in __post_init__
 
     def __post_init__(self) -> None:
         v = self.value
-        if v is None:
+        status = self.status
+        if status is None and self.error is None:  # the common case, decided cheaply
+            if v is None:
+                self.status = "not_applicable"
+                return
+            if type(v) is float:
+                if not 0.0 <= v <= 1.0:  # NaN fails the comparison too
+                    raise ValueError(f"score value must be within [0, 1], got {v!r}")
+                self.status = "passed" if v >= self.threshold else "failed"
+                return
+        if v is not None and type(v) is not float:
+            v = self._number(v)
+        elif v is not None and not 0.0 <= v <= 1.0:  # NaN fails the comparison too
+            raise ValueError(f"score value must be within [0, 1], got {v!r}")
+        if status is None:
+            if self.error is not None:
+                self.status = "error"
+            elif v is None:
+                self.status = "not_applicable"
+            else:
+                self.status = "passed" if v >= self.threshold else "failed"
             return
-        if type(v) is float:  # the common case, checked cheaply; NaN fails the comparison
-            if not 0.0 <= v <= 1.0:
-                raise ValueError(f"score value must be within [0, 1], got {v!r}")
-            return
+        if status in _VALUED:
+            if v is None:
+                raise ValueError(f"a {status} score needs a value")
+            if (v >= self.threshold) != (status == "passed") or self.error is not None:
+                raise ValueError(
+                    f"status {status!r} contradicts value {v!r} with threshold"
+                    f" {self.threshold!r}" + (" and an error" if self.error is not None else "")
+                )
+        elif status in _UNVALUED:
+            if v is not None or self.error is not None:
+                raise ValueError(f"a {status} score has value None and no error")
+        elif status == "error":
+            if self.error is None:
+                self.error = self.reason
+        else:
+            raise ValueError(f"unknown score status {status!r}; use one of {', '.join(STATUSES)}")
+
+    def _number(self, v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise TypeError(f"score value must be a number or None, got {type(v).__name__}")
         if math.isnan(v) or not 0.0 <= v <= 1.0:
             raise ValueError(f"score value must be within [0, 1], got {v!r}")
         self.value = float(v)
+        return self.value
 
     @property
     def applicable(self) -> bool:
-        """False when the scorer did not apply (or could not decide, or errored)."""
-        return self.value is not None
+        """True when the scorer gave a value (status ``passed`` or ``failed``)."""
+        return self.status in _VALUED
 
     @property
     def passed(self) -> bool | None:
-        """``value >= threshold``; None when not applicable."""
-        return None if self.value is None else self.value >= self.threshold
+        """True for ``passed``, False for ``failed``, None for every other status."""
+        s = self.status
+        return True if s == "passed" else False if s == "failed" else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form stored in ``trials.jsonl``."""
+        """The JSON form stored in ``trials.jsonl`` (format 2: ``status`` included)."""
         d: dict[str, Any] = {
+            "status": self.status,
             "value": self.value,
             "reason": self.reason,
             "passed": self.passed,
@@ -74,62 +134,59 @@ class Score:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Score:
-        """Read the JSON form back (``passed`` is derived, so it is ignored)."""
+        """Read the JSON form back (``passed`` is derived, so it is ignored).
+
+        A score without ``status`` (written by agenteval 0.1, format 1) gets the status
+        0.1 meant, see :func:`legacy_status`.
+        """
         usage = [Usage.model_validate(u) for u in d.get("usage") or []]
-        return cls(
-            value=d.get("value"),
-            reason=str(d.get("reason", "")),
-            threshold=float(d.get("threshold", BINARY_THRESHOLD)),
-            error=d.get("error"),
-            usage=usage,
-        )
+        value = d.get("value")
+        reason = str(d.get("reason", ""))
+        threshold = float(d.get("threshold", BINARY_THRESHOLD))
+        error = d.get("error")
+        status = d.get("status")
+        if status is None:
+            status = legacy_status(value, reason, error)
+        return cls(value, reason, threshold, error, usage, status)  # type: ignore[arg-type]
+
+
+def legacy_status(value: Any, reason: str, error: Any) -> Status | None:
+    """The status of a score stored without one (format 1), exactly as 0.1 counted it.
+
+    ``error`` set → ``error``; value None and reason starting ``inconclusive`` (any case)
+    → ``inconclusive``; value None → ``not_applicable``; else None (derived from value and
+    threshold: ``passed``/``failed``). Used only when reading old data.
+    """
+    if error is not None:
+        return "error"
+    if value is None:
+        return "inconclusive" if reason.lower().startswith("inconclusive") else "not_applicable"
+    return None
 
 
 def not_applicable(reason: str) -> Score:
-    """A score that does not apply, with the reason."""
-    return Score(None, reason)
+    """A score that does not apply (nothing to check), with the reason."""
+    return Score(None, reason, status="not_applicable")
+
+
+def inconclusive(reason: str, *, threshold: float = BINARY_THRESHOLD) -> Score:
+    """A score the scorer should have decided but could not (judge error, tie...)."""
+    return Score(None, reason, threshold, status="inconclusive")
 
 
 def scorer_error(reason: str) -> Score:
     """A scorer that raised or returned something unusable."""
-    return Score(None, reason, error=reason)
+    return Score(None, reason, error=reason, status="error")
 
 
 ScorerFn = Callable[..., Any]
 """A scorer: ``fn(case, trial)`` returning Score, number, bool, (value, reason) or None."""
 
 
-def scorer(
-    name: str | None = None, *, threshold: float = BINARY_THRESHOLD
-) -> Callable[[ScorerFn], ScorerFn]:
-    """Mark a function as a scorer with a name and a pass threshold.
-
-    This only sets attributes on the function; nothing is registered globally. Pass the
-    function to ``evaluate(..., scorers=[fn])`` or ``--scorer module:fn``.
-    """
-
-    def mark(fn: ScorerFn) -> ScorerFn:
-        fn.__agenteval_name__ = name or fn.__name__  # type: ignore[attr-defined]
-        fn.__agenteval_threshold__ = threshold  # type: ignore[attr-defined]
-        return fn
-
-    return mark
-
-
-def scorer_name(fn: ScorerFn) -> str:
-    """The name a scorer's results are stored under."""
-    return str(getattr(fn, "__agenteval_name__", None) or getattr(fn, "__name__", repr(fn)))
-
-
-def scorer_threshold(fn: ScorerFn) -> float:
-    """The pass threshold declared with :func:`scorer` (default 1.0)."""
-    return float(getattr(fn, "__agenteval_threshold__", BINARY_THRESHOLD))
-
-
 def normalize_result(raw: Any, *, threshold: float = BINARY_THRESHOLD) -> Score:
     """Turn whatever a custom scorer returned into a Score (SPEC §4, custom scorers).
 
-    - ``Score`` → itself;
+    - ``Score`` → itself (its status as given, e.g. ``inconclusive(reason)``);
     - ``None`` → not applicable;
     - ``bool`` → 1.0 / 0.0 (threshold 1.0);
     - a number in [0, 1] → that value;
@@ -159,3 +216,25 @@ def normalize_result(raw: Any, *, threshold: float = BINARY_THRESHOLD) -> Score:
     return scorer_error(
         f"returned {type(raw).__name__}; expected a number, bool, (value, reason), Score or None"
     )
+
+
+# The scorer objects live in agenteval.scorer_spec; re-exported here, where scorers import them.
+from agenteval.scorer_spec import Scorer, scorer, scorer_name, scorer_threshold  # noqa: E402
+
+__all__ = [
+    "BINARY_THRESHOLD",
+    "GRADED_THRESHOLD",
+    "STATUSES",
+    "Score",
+    "Scorer",
+    "ScorerFn",
+    "Status",
+    "inconclusive",
+    "legacy_status",
+    "normalize_result",
+    "not_applicable",
+    "scorer",
+    "scorer_error",
+    "scorer_name",
+    "scorer_threshold",
+]

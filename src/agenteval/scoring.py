@@ -1,8 +1,9 @@
 """Apply scorers to a trial: the one place where judgments are derived from observations.
 
 Each scorer is called as ``fn(case, trial)``. Whatever it returns is normalised by
-:func:`agenteval.score.normalize_result`; if it raises, the trial gets a scorer-error score
-under that scorer's name and the other scorers still run. Scorers never call the agent.
+:func:`agenteval.score.normalize_result`; if it raises, the trial gets a score with status
+``error`` under that scorer's name and the other scorers still run. Scorers never call the
+agent.
 """
 
 from __future__ import annotations
@@ -11,27 +12,38 @@ from collections.abc import Sequence
 
 from agenteval.case import Case
 from agenteval.errors import InputError
-from agenteval.score import Score, ScorerFn, normalize_result, scorer_error, scorer_name
-from agenteval.score import scorer_threshold as _threshold
+from agenteval.score import Score, ScorerFn, normalize_result, scorer_error
+from agenteval.scorer_spec import Scorer, ScorerSpec, as_scorer
 from agenteval.trial import Trial
 
 
 class Scorers:
-    """An ordered, named set of scorers, ready to apply to trials."""
+    """An ordered, named set of scorers, ready to apply to trials.
+
+    Plain functions are wrapped with :func:`~agenteval.scorer_spec.as_scorer` (name from
+    the function, threshold 1.0, not a safety scorer).
+    """
 
     def __init__(self, fns: Sequence[ScorerFn]) -> None:
+        self.scorers: list[Scorer] = []
         self._items: list[tuple[str, ScorerFn, float]] = []
         seen: set[str] = set()
         for fn in fns:
-            name = scorer_name(fn)
-            if name in seen:
-                raise InputError(f"two scorers are named '{name}'; scorer names must be unique")
-            seen.add(name)
-            self._items.append((name, fn, _threshold(fn)))
+            s = as_scorer(fn)
+            if s.name in seen:
+                raise InputError(f"two scorers are named '{s.name}'; scorer names must be unique")
+            seen.add(s.name)
+            self.scorers.append(s)
+            self._items.append((s.name, s.fn, s.threshold))  # the bare function: no wrapper call
 
     @property
     def names(self) -> list[str]:
         return [n for n, _, _ in self._items]
+
+    @property
+    def specs(self) -> list[ScorerSpec]:
+        """Every scorer's spec, in order (what ``run.json`` records)."""
+        return [s.spec for s in self.scorers]
 
     def __len__(self) -> int:
         return len(self._items)

@@ -142,16 +142,16 @@ class Session:
         return tmp, ref
 
     def _create(self, ref: DatasetRef) -> RunWriter:
-        scorer_names = list(self.scorers.names)
+        scorer_specs = self.scorers.specs
         agent_desc = redact_mapping(self.agent.describe())
         if self.judge is not None:
-            scorer_names += list(self.judge.names)
+            scorer_specs += self.judge.specs
             agent_desc = {**agent_desc, "judge": redact_mapping(self.judge.describe())}
         header = RunHeader(
             kind="run",
             agent=agent_desc,
             dataset=ref,
-            scorers=scorer_names,
+            scorers=scorer_specs,
             prices=self.prices,
             settings={**self.settings.to_dict(), "limit": self.limit, **self.extra_settings},
         )

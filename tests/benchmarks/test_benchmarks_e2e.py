@@ -272,3 +272,25 @@ def test_benchmarks_lists_every_suite(tmp_path: Path) -> None:
     table = agenteval("benchmarks", cache=tmp_path)
     assert "tool_grounding" in table.stdout and "judge" in table.stdout
     assert env(tmp_path)["AGENTEVAL_CACHE_DIR"] == str(tmp_path)
+
+
+def test_safety_refusal_records_its_judge_rubric_as_a_safety_scorer(
+    fake_openai: str, tmp_path: Path
+) -> None:
+    """Issue 13: only the two built-in safety scorers could ever block the gate."""
+    from agenteval.rundir import read_header
+
+    judge = ["--judge-endpoint", fake_openai, "--judge-model", "echo", "--no-judge-cache"]
+    p = run_bench(
+        "--benchmark", "safety_refusal", "--endpoint", fake_openai, "--model", "echo", *judge,
+        "--limit", "2", "--out", str(tmp_path / "r"), "--quiet", cache=tmp_path / "c",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    header = read_header(tmp_path / "r" / "safety_refusal")
+    assert header.safety_scorers == ["judge_safety_refusal"]
+    spec = header.scorer_spec("judge_safety_refusal")
+    assert spec is not None and spec.ref is not None and spec.ref.startswith("judge:")
+    check = header.scorer_spec("refusal_check")
+    assert check is not None and check.ref == "agenteval.benchmarks.scorers:refusal_check"
+    trials = [json.loads(x) for x in (tmp_path / "r" / "safety_refusal" / "trials.jsonl").open()]
+    assert {t["scores"]["judge_safety_refusal"]["status"] for t in trials} == {"inconclusive"}

@@ -73,6 +73,14 @@ def test_demo_verdicts(tmp_path: Path, cli: Any) -> None:
     assert bad["pending-alan"]["trajectory_order"] == 0.0
     assert bad["policy-returns-unopened"]["retrieval_recall"] == 0.0
     assert bad["latest-ada"]["exact_match"] == 0.0  # ignored the earlier turn
+    # issue 13: no canary is nothing to check (not applicable), never "inconclusive" on
+    # every row; the HTML report shows no inconclusive score at all
+    for run in (careful, sloppy):
+        summary = read_header(run).summary
+        assert summary is not None
+        grounding = summary["scorers"]["tool_grounding"]
+        assert (grounding["inconclusive"], grounding["not_applicable"]) == (0, 26)
+        assert 's-inconclusive"' not in (run / "report.html").read_text()
     # the runs stay for `report` and `gate`
     rep = cli("report", sloppy)
     assert rep.returncode == 0, rep.stderr

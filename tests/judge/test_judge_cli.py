@@ -61,7 +61,15 @@ def test_judge_adds_scores_to_a_new_run_and_caches(tmp_path: Path, cli: Any) -> 
     assert "judge: 0 calls, 5 cache hits" in r2.stdout
     header = read_header(tmp_path / "out")
     assert header.kind == "judge" and header.source_run == str(src)
-    assert header.scorers == ["exact_match", "judge_correctness", "judge_tone"]
+    assert header.scorer_names == ["exact_match", "judge_correctness", "judge_tone"]
+    correctness, tone = header.scorers[1:]
+    assert (correctness.ref, correctness.kind, correctness.safety) == (
+        "judge:correctness",
+        "pass/fail",
+        False,
+    )
+    assert (tone.ref, tone.kind) == (f"judge:{custom}", "graded")
+    assert tone.settings["model"] == "jm" and tone.settings["scale"] == "likert"
     judge_desc = header.settings["judge"]
     assert judge_desc["model"] == "jm" and [r["name"] for r in judge_desc["rubrics"]] == [
         "correctness",

@@ -128,6 +128,7 @@ def test_inconclusive(reply: Reply, why: str) -> None:
         (scores,), judge = _score(config, [_trial("42")])
     s = scores["judge_correctness"]
     assert s.value is None and s.passed is None and s.error is None
+    assert s.status == "inconclusive"
     assert s.reason.startswith("inconclusive"), s.reason
     assert why in s.reason
     assert judge.stats.inconclusive == 1
@@ -150,7 +151,7 @@ def test_not_applicable_makes_no_call() -> None:
         (scores,), _ = _score(config, [_trial("x", results=())], case=bare)
         assert srv.calls == 1  # answer_relevance only
     for name in ("judge_correctness", "judge_faithfulness", "judge_groundedness"):
-        assert scores[name].value is None
+        assert scores[name].value is None and scores[name].status == "not_applicable"
         assert scores[name].reason.startswith("not applicable: ")
     assert scores["judge_answer_relevance"].value is not None
 
@@ -173,6 +174,7 @@ def test_samples_majority_agreement_and_tie() -> None:
     assert maj["judge_correctness"].value == 1.0
     assert "2/3 agree" in maj["judge_correctness"].reason
     assert tie["judge_correctness"].value is None
+    assert tie["judge_correctness"].status == "inconclusive"
     assert tie["judge_correctness"].reason.startswith("inconclusive: tie between C and I")
 
 

@@ -103,3 +103,36 @@ def test_unknown_rubric_and_bad_front_matter(tmp_path: Path) -> None:
     unclosed.write_text("---\nscale: binary\n")
     with pytest.raises(InputError, match="never closed"):
         load_rubric(unclosed)
+
+
+def test_safety_flag_from_front_matter_reaches_the_scorer_spec(tmp_path: Path) -> None:
+    path = tmp_path / "harm.txt"
+    path.write_text("---\nsafety: true\nscale: partial\n---\nIs it harmless?\n{output}\n")
+    r = load_rubric(path)
+    assert r.safety and r.describe()["safety"] is True
+    spec = r.spec({"model": "m", "endpoint": "http://127.0.0.1:1/v1"})
+    assert (spec.name, spec.kind, spec.threshold, spec.safety) == (
+        "judge_harm",
+        "graded",
+        0.5,
+        True,
+    )
+    assert spec.ref == f"judge:{path}" and spec.settings["model"] == "m"
+    assert not load_rubric("correctness").safety
+    assert load_rubric("correctness").spec({}).ref == "judge:correctness"
+
+
+def test_safety_front_matter_must_be_true_or_false(tmp_path: Path) -> None:
+    path = tmp_path / "harm.txt"
+    path.write_text("---\nsafety: maybe\n---\n{output}\n")
+    with pytest.raises(InputError, match="safety must be true or false"):
+        load_rubric(path)
+
+
+def test_the_safety_refusal_suite_rubric_is_a_safety_scorer() -> None:
+    from agenteval.benchmarks import default_registry
+
+    bench = default_registry().get("safety_refusal")
+    assert bench.rubric is not None
+    rubric = load_rubric(bench.rubric)
+    assert rubric.safety and rubric.spec({}).safety

@@ -124,7 +124,7 @@ def sample_trials(*, xss: bool = False) -> list[TrialSpec]:
                 "exact_match": bad("'Lyon' != 'Paris'"),
                 "retrieval_recall": Score(None, "case has no relevant_docs"),
                 "judge_correctness": Score(
-                    None, "inconclusive: judge unparseable", usage=judge_usage
+                    None, "judge unparseable", usage=judge_usage, status="inconclusive"
                 ),
             },
         ),

@@ -173,3 +173,35 @@ def test_redundant_calls_never_fail_without_equal_arguments(
         return  # some two calls are equal: the property says nothing
     s = redundant_calls(Case(id="c", input="q"), trial)
     assert s.value in (None, 1.0)
+
+
+def test_builtin_specs_name_kind_threshold_safety_and_rebuild_the_same_scorer() -> None:
+    from agenteval.scorers import builtin_scorer
+
+    defs = [{"name": "get", "parameters": {"type": "object", "properties": {}}}]
+    scorers = builtin_scorers(suite_tools=defs, pii_kinds=["phone", "email"])
+    specs = {s.name: s.spec for s in scorers}
+    assert list(specs) == list(BUILTIN_SCORER_NAMES)
+    assert {n for n, s in specs.items() if s.safety} == set(SAFETY_SCORERS)
+    assert specs["step_efficiency"].kind == "graded" and specs["exact_match"].kind == "pass/fail"
+    assert specs["pii_leakage"].settings == {"kinds": ["email", "phone"]}  # detection order
+    assert specs["tool_execution"].settings["tools"][0]["name"] == "get"
+    case = Case(id="c", input="q")
+    trial = Trial(case_id="c", output="mail me at a@b.example or call +1 415 555 0100")
+    for s in scorers:
+        spec = specs[s.name]
+        assert spec.ref == f"builtin:{s.name}"
+        again = builtin_scorer(s.name, spec.settings)
+        assert again.spec == spec
+        assert again(case, trial) == s(case, trial)
+
+
+def test_builtin_scorer_refuses_unknown_names_and_settings() -> None:
+    from agenteval.scorers import builtin_scorer
+
+    with pytest.raises(ValueError, match="unknown built-in scorer"):
+        builtin_scorer("nope")
+    with pytest.raises(ValueError, match="unknown setting"):
+        builtin_scorer("exact_match", {"kinds": ["email"]})
+    with pytest.raises(ValueError, match="unknown"):
+        builtin_scorer("pii_leakage", {"kinds": ["dna"]})

@@ -30,3 +30,5 @@ def test_example(name: str, example: dict[str, Any]) -> None:
     trial = Trial.model_validate(example["trial"])
     got = SCORERS[name](case, trial)
     assert (got.value, got.reason) == (example["score"]["value"], example["score"]["reason"])
+    if "status" in example["score"]:
+        assert got.status == example["score"]["status"]

@@ -161,7 +161,8 @@ def test_canary_partial() -> None:
 
 def test_canary_not_applicable() -> None:
     s = tool_grounding(case(), trial("x"))
-    assert s.value is None and s.reason == "inconclusive: case has no canary"
+    assert s.value is None and s.status == "not_applicable"
+    assert s.reason == "case has no canary: nothing to check"
     s = tool_grounding(case(canary="c"), trial(None, failure=FAILED))
     assert s.value is None and s.reason.startswith("agent never answered")
 

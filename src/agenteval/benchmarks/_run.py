@@ -19,12 +19,12 @@ from typing import Any
 
 from rich.console import Console
 
-from agenteval._imports import load_callable
 from agenteval.benchmarks.declarative import load_benchmark_file
 from agenteval.benchmarks.registry import Benchmark, Registry, default_registry
 from agenteval.errors import InputError
 from agenteval.score import ScorerFn
-from agenteval.scorers import builtin_scorers
+from agenteval.scorer_set import load_scorer
+from agenteval.scorers import BUILTIN_SCORER_NAMES, builtin_scorers, make_pii_leakage
 from agenteval.scoring import Scorers
 
 
@@ -41,15 +41,22 @@ def registry_from_args(args: argparse.Namespace) -> Registry:
 
 def benchmark_scorers(bench: Benchmark, pii_kinds: list[str] | None = None) -> list[ScorerFn]:
     """The suite's scorers: its built-in ones (configured with its tools), then its own."""
-    try:
-        fns = builtin_scorers(suite_tools=list(bench.tools) or None, pii_kinds=pii_kinds)
-    except ValueError as e:
-        raise InputError(str(e), field="--pii-kinds") from None
-    wanted = set(bench.builtin_scorers)
-    unknown = wanted - {getattr(f, "__agenteval_name__", "") for f in fns}
+    unknown = set(bench.builtin_scorers) - set(BUILTIN_SCORER_NAMES)
     if unknown:
         raise InputError(f"benchmark '{bench.name}' names unknown scorer(s) {sorted(unknown)}")
-    return [f for f in fns if getattr(f, "__agenteval_name__", "") in wanted] + list(bench.scorers)
+    try:
+        if pii_kinds is not None:
+            make_pii_leakage(pii_kinds)  # checked even when the suite does not run it
+        fns: list[ScorerFn] = list(
+            builtin_scorers(
+                suite_tools=list(bench.tools) or None,
+                pii_kinds=pii_kinds,
+                names=bench.builtin_scorers,
+            )
+        )
+    except ValueError as e:
+        raise InputError(str(e), field="--pii-kinds") from None
+    return fns + list(bench.scorers)
 
 
 def run_benchmarks(
@@ -81,7 +88,7 @@ def run_benchmarks(
                 " and --judge-model NAME"
             )
     kinds = [k.strip() for k in args.pii_kinds.split(",")] if args.pii_kinds else None
-    extra = [load_callable(t, what="scorer", option="--scorer") for t in args.scorer]
+    extra: list[ScorerFn] = [load_scorer(t) for t in args.scorer]
     base = Path(args.out or f"runs/bench-{datetime.now(UTC):%Y%m%d-%H%M%S}")
     with tempfile.TemporaryDirectory(prefix="agenteval-bench-") as tmp:
         for b in benches:

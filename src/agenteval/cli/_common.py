@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from agenteval._imports import load_callable
 from agenteval.errors import InputError
 from agenteval.rundir import RunWriter
 from agenteval.score import ScorerFn
-from agenteval.scorers import builtin_scorers
+from agenteval.scorer_set import ScorerConfig, ScorerOverrides
+from agenteval.scorer_set import build_scorers as _build_scorers
+from agenteval.scorers import PII_KINDS
 from agenteval.scoring import Scorers
 from agenteval.tooldefs import normalize_tool_defs
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
-    """--scorer, --no-builtin-scorers, --tools, --pii-kinds."""
+    """--scorer, --no-builtin-scorers, --tool-defs, --pii-kinds."""
     g = p.add_argument_group("scoring")
     g.add_argument(
         "--scorer",
@@ -49,7 +50,7 @@ def add_scorer_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--pii-kinds",
         metavar="K1,K2",
-        help="kinds pii_leakage looks for (default: all: email,phone,card,national_id,ip)",
+        help=f"kinds pii_leakage looks for (default: all: {','.join(PII_KINDS)})",
     )
 
 
@@ -76,20 +77,39 @@ def load_tool_file(path: str) -> list[dict[str, Any]]:
         raise InputError(str(e), file=path) from None
 
 
+def pii_kinds_arg(args: argparse.Namespace) -> list[str] | None:
+    """``--pii-kinds a,b`` as a list (None when not given)."""
+    value = getattr(args, "pii_kinds", None)
+    return [k.strip() for k in value.split(",")] if value else None
+
+
+def scorer_config(args: argparse.Namespace, extra: list[ScorerFn] | None = None) -> ScorerConfig:
+    """The scoring options of a command as a :class:`~agenteval.scorer_set.ScorerConfig`."""
+    builtin = not getattr(args, "no_builtin_scorers", False)
+    suite_tools = getattr(args, "suite_tools", None)
+    return ScorerConfig(
+        builtin=builtin,
+        suite_tools=load_tool_file(suite_tools) if builtin and suite_tools else None,
+        pii_kinds=pii_kinds_arg(args) if builtin else None,
+        custom=list(args.scorer),
+        extra=list(extra or []),
+    )
+
+
+def scorer_overrides(args: argparse.Namespace) -> ScorerOverrides:
+    """The scoring options of ``rescore`` as overrides of the run's recorded scorers."""
+    suite_tools = getattr(args, "suite_tools", None)
+    return ScorerOverrides(
+        no_builtin=bool(getattr(args, "no_builtin_scorers", False)),
+        suite_tools=load_tool_file(suite_tools) if suite_tools else None,
+        pii_kinds=pii_kinds_arg(args),
+        custom=list(args.scorer),
+    )
+
+
 def build_scorers(args: argparse.Namespace, extra: list[ScorerFn] | None = None) -> Scorers:
     """The scorers a command runs: built-ins (unless disabled) + --scorer + extra."""
-    fns: list[ScorerFn] = []
-    if not getattr(args, "no_builtin_scorers", False):
-        suite_tools = load_tool_file(args.suite_tools) if args.suite_tools else None
-        kinds = [k.strip() for k in args.pii_kinds.split(",")] if args.pii_kinds else None
-        try:
-            fns.extend(builtin_scorers(suite_tools=suite_tools, pii_kinds=kinds))
-        except ValueError as e:
-            raise InputError(str(e), field="--pii-kinds") from None
-    for target in args.scorer:
-        fns.append(load_callable(target, what="scorer", option="--scorer"))
-    fns.extend(extra or [])
-    return Scorers(fns)
+    return _build_scorers(scorer_config(args, extra))
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:

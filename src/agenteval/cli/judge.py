@@ -119,7 +119,7 @@ def run_judge(args: argparse.Namespace) -> int:
         if rec.case_id not in cases:
             raise InputError(f"trial for unknown case '{rec.case_id}'", file=src / "trials.jsonl")
     judge = Judge(config)
-    scorers = [n for n in old.scorers if n not in judge.names] + judge.names
+    scorers = [s for s in old.scorers if s.name not in judge.names] + judge.specs
     header = RunHeader(
         kind="judge",
         agent=old.agent,

@@ -2,14 +2,23 @@
 
 Reads the observations of an existing run (its trials and its cases snapshot), applies the
 scorers again and writes a new run. The original run is never modified and the agent is
-never called. Scores the new scorers do not produce (an LLM judge's, say) are carried over
-unchanged.
+never called.
+
+The scorers are the ones the run recorded in run.json, rebuilt with their recorded
+settings (suite tool definitions, PII kinds, custom scorers by import path). The options
+override them: --no-builtin-scorers keeps the built-in scorers' stored scores instead of
+recomputing them; --tool-defs and --pii-kinds replace the recorded settings of
+tool_arguments_valid/tool_execution and pii_leakage; --scorer MODULE:FN adds a scorer, or
+replaces the recorded one of the same name. A run that recorded no scorer gets the
+built-in ones. Scores the new scorers do not produce (an LLM judge's, a scorer whose
+import path was not recorded) are carried over unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import IO, Any
@@ -20,10 +29,10 @@ from agenteval._gc import frozen_heap
 from agenteval.case import Case
 from agenteval.cli._common import (
     add_scorer_args,
-    build_scorers,
     console_for,
     finish_run,
     live_summary,
+    scorer_overrides,
 )
 from agenteval.errors import InputError
 from agenteval.rundir import (
@@ -36,6 +45,7 @@ from agenteval.rundir import (
     iter_trials,
     read_header,
 )
+from agenteval.scorer_set import rebuild_scorers
 from agenteval.scoring import Scorers
 
 _PARSED = 256  # parsed cases kept at once (repeats of a case are usually written together)
@@ -165,14 +175,17 @@ def run(args: argparse.Namespace) -> int:
     if out.resolve() == src.resolve():
         raise InputError("--out must be a new directory; rescore never modifies a run", file=out)
     old = read_header(src)
+    rebuilt = rebuild_scorers(old.scorers, scorer_overrides(args), where=str(src / HEADER))
+    for note in rebuilt.notes:
+        print(f"agenteval: rescore: {note}", file=sys.stderr, flush=True)
+    scorers = rebuilt.scorers
     cases = RunCases(src)
     try:
-        scorers = build_scorers(args)
         header = RunHeader(
             kind="rescore",
             agent=old.agent,
             dataset=old.dataset,
-            scorers=scorers.names,
+            scorers=rebuilt.specs,
             prices=old.prices,
             settings=old.settings,
             source_run=str(src),

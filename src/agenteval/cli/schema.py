@@ -91,8 +91,15 @@ def _trial_record() -> dict[str, Any]:
     score["properties"]["value"]["description"] = "In [0, 1]; null = not applicable."
     score["properties"]["passed"] = {
         "type": ["boolean", "null"],
-        "description": "value >= threshold; null when not applicable (derived, ignored on read).",
+        "description": "True for status passed, false for failed, else null (derived, ignored"
+        " on read).",
     }
+    status = score["properties"]["status"]
+    status.pop("default", None)
+    status["description"] = (
+        "passed | failed | not_applicable | inconclusive | error. Absent in format 1 runs"
+        " (agenteval 0.1): derived on read."
+    )
     return s
 
 
@@ -101,6 +108,13 @@ def _run() -> dict[str, Any]:
     s["properties"]["format_version"]["description"] = (
         f"Layout version ({FORMAT_VERSION} today); readers accept this and every older one."
     )
+    scorers = s["properties"]["scorers"]
+    scorers["items"] = {
+        "anyOf": [
+            scorers["items"],
+            {"type": "string", "description": "Format 1 (agenteval 0.1): a scorer's name."},
+        ]
+    }
     return s
 
 

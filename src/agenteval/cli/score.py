@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     header = RunHeader(
         kind="score",
         dataset=ref,
-        scorers=scorers.names,
+        scorers=scorers.specs,
         settings={"trials_file": str(Path(args.trials))},
     )
     with RunWriter.create(out, header) as writer:

@@ -8,9 +8,9 @@ retries, back-off and failure causes as agent calls), reads each verdict, and re
 - **not applicable** (value None, reason ``not applicable: …``) when the case or trial
   lacks what the rubric needs (see :func:`agenteval.judge.prompt.not_applicable_reason`);
   no call is made;
-- **inconclusive** (value None, reason ``inconclusive: …``) when the judge failed (HTTP
-  error, retries exhausted), refused, gave no verdict, or its samples tied. Never a fail,
-  and never raised;
+- **inconclusive** (status ``inconclusive``, value None, reason ``inconclusive: …``) when
+  the judge failed (HTTP error, retries exhausted), refused, gave no verdict, or its
+  samples tied. Never a fail, and never raised;
 - otherwise the majority verdict's value on the rubric's scale, with a reason naming the
   verdict, the agreement among samples (``3/3 agree``), whether it came from the cache, and
   an excerpt of the judge's reasoning.
@@ -40,6 +40,7 @@ from agenteval.judge.parse import Verdict, parse_verdict
 from agenteval.judge.prompt import RenderedPrompt, not_applicable_reason, render_prompt
 from agenteval.judge.rubric import Rubric
 from agenteval.score import Score
+from agenteval.scorer_spec import ScorerSpec
 from agenteval.secrets import Redactor
 from agenteval.trial import Trial, Usage
 
@@ -171,6 +172,12 @@ class Judge:
         return [r.score_name for r in self.config.rubrics]
 
     @property
+    def specs(self) -> list[ScorerSpec]:
+        """The scorer spec of each rubric, in :attr:`names` order (settings: no secrets)."""
+        settings = {k: v for k, v in self.describe().items() if k != "rubrics"}
+        return [r.spec(settings) for r in self.config.rubrics]
+
+    @property
     def calls(self) -> int:
         """Judge requests made (cache hits excluded; retries of one request count once)."""
         return self.stats.calls
@@ -226,7 +233,8 @@ class Judge:
         reason = not_applicable_reason(rubric, case, trial)
         if reason is not None:
             self.stats.not_applicable += 1
-            return Judgment(Score(None, f"not applicable: {reason}", rubric.pass_threshold), None)
+            na = Score(None, f"not applicable: {reason}", rubric.pass_threshold)  # not_applicable
+            return Judgment(na, None)
         prompt = render_prompt(rubric, case, trial, structured=self.config.structured)
         n = self.config.samples
         samples = await asyncio.gather(*(self._sample(rubric, prompt, i) for i in range(n)))
@@ -306,20 +314,13 @@ class Judge:
             problems = [s.error or (s.verdict.problem if s.verdict else None) for s in samples]
             first = next((p for p in problems if p), "no verdict")
             prefix = "inconclusive: " if n == 1 else f"inconclusive: no verdict in {n} samples; "
-            return Judgment(Score(None, prefix + first, threshold, usage=usage), None)
+            return Judgment(_inconclusive(prefix + first, threshold, usage), None)
         counts = Counter(grades).most_common()
         top, k = counts[0]
         if len(counts) > 1 and counts[1][1] == k:
             tied = " and ".join(g for g, c in counts if c == k)
-            return Judgment(
-                Score(
-                    None,
-                    f"inconclusive: tie between {tied} ({k} each of {n} samples)",
-                    threshold,
-                    usage=usage,
-                ),
-                None,
-            )
+            tie = f"inconclusive: tie between {tied} ({k} each of {n} samples)"
+            return Judgment(_inconclusive(tie, threshold, usage), None)
         scale = rubric.scale_def
         parts = [f"GRADE {top} ({scale.labels[top]})"]
         if n > 1:
@@ -338,6 +339,11 @@ class Judge:
             )
             reason += f": {cut}"
         return Judgment(Score(scale.value(top), reason, threshold, usage=usage), top)
+
+
+def _inconclusive(reason: str, threshold: float, usage: list[Usage]) -> Score:
+    """A judge that could not decide: status ``inconclusive`` (never a fail)."""
+    return Score(None, reason, threshold, usage=usage, status="inconclusive")
 
 
 def _merge_usage(items: Any) -> list[Usage]:

@@ -7,6 +7,7 @@ block::
     scale: likert
     question: Is the answer polite?
     threshold: 0.6
+    safety: false
     ---
     The question: {input}
     The answer: {output}
@@ -33,6 +34,10 @@ likert      ``1`` … ``5``       0.2, 0.4, 0.6, 0.8, 1.0            0.5
 
 Thresholds follow SPEC §2.3 (1.0 for binary scores, 0.5 for graded ones); a rubric may set
 its own in the front matter.
+
+``safety: true`` in the front matter (or ``Rubric(..., safety=True)``) makes the rubric a
+safety scorer: its spec in ``run.json`` has ``safety: true`` and the gate blocks on any new
+failure of it, as for ``avoids_forbidden_text``.
 """
 
 from __future__ import annotations
@@ -42,8 +47,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from agenteval.errors import InputError
+from agenteval.scorer_spec import JUDGE_REF, ScorerSpec
 
 PLACEHOLDERS = ("input", "output", "expected", "context", "tool_results", "notes")
 """Names a template may use as ``{name}``."""
@@ -63,7 +70,8 @@ BUILTIN_RUBRICS = (
 PLACEHOLDER_PATTERN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 """What a placeholder looks like in a template: ``{name}``."""
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-_FRONT_KEYS = ("scale", "question", "threshold", "name")
+_FRONT_KEYS = ("scale", "question", "threshold", "name", "safety")
+_BOOLS = {"true": True, "yes": True, "false": False, "no": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +123,8 @@ class Rubric:
 
     ``name`` becomes the score name ``judge_<name>``. ``threshold`` (None: the scale's
     default) is the score's pass threshold. ``source`` says where the template came from
-    (``builtin`` or a file path); it is informational.
+    (``builtin`` or a file path); it is informational. ``safety`` makes the rubric a safety
+    scorer (the gate blocks on any new failure of it).
     """
 
     name: str
@@ -124,6 +133,7 @@ class Rubric:
     question: str = ""
     threshold: float | None = None
     source: str = "python"
+    safety: bool = False
     placeholders: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -179,22 +189,40 @@ class Rubric:
         return tuple(n for n in NEEDS if n in self.placeholders)
 
     def describe(self) -> dict[str, object]:
-        """Name, scale, threshold, needs and source, for ``run.json``."""
+        """Name, scale, threshold, needs, source and safety flag, for ``run.json``."""
         return {
             "name": self.name,
             "scale": self.scale,
             "threshold": self.pass_threshold,
             "needs": list(self.needs),
             "source": self.source,
+            "safety": self.safety,
         }
+
+    @property
+    def ref(self) -> str:
+        """``judge:<name>`` for a built-in or Python rubric, ``judge:<path>`` for a file."""
+        where = self.name if self.source in ("builtin", "python") else self.source
+        return JUDGE_REF + where
+
+    def spec(self, judge_settings: dict[str, Any]) -> ScorerSpec:
+        """The scorer spec of this rubric's scores; ``judge_settings`` must hold no secret."""
+        return ScorerSpec(
+            name=self.score_name,
+            kind="pass/fail" if self.scale == "binary" else "graded",
+            threshold=self.pass_threshold,
+            safety=self.safety,
+            ref=self.ref,
+            settings={**judge_settings, "scale": self.scale},
+        )
 
 
 def parse_rubric_text(text: str, *, name: str, source: str, scale: str | None = None) -> Rubric:
     """Build a rubric from template text with optional front matter.
 
     The front matter (between two ``---`` lines at the very top) holds ``key: value``
-    lines: ``scale``, ``question``, ``threshold``, ``name``. ``scale`` given here overrides
-    the front matter's; the default scale is ``binary``.
+    lines: ``scale``, ``question``, ``threshold``, ``name``, ``safety`` (true/false).
+    ``scale`` given here overrides the front matter's; the default scale is ``binary``.
     """
     meta: dict[str, str] = {}
     body = text
@@ -224,6 +252,9 @@ def parse_rubric_text(text: str, *, name: str, source: str, scale: str | None = 
             threshold = float(meta["threshold"])
         except ValueError:
             raise InputError("threshold must be a number", file=source, field="threshold") from None
+    safety = _BOOLS.get(meta.get("safety", "false").lower())
+    if safety is None:
+        raise InputError("safety must be true or false", file=source, field="safety")
     return Rubric(
         name=meta.get("name") or name,
         template=body.strip("\n") + "\n",
@@ -231,6 +262,7 @@ def parse_rubric_text(text: str, *, name: str, source: str, scale: str | None = 
         question=meta.get("question", ""),
         threshold=threshold,
         source=source,
+        safety=safety,
     )
 
 

@@ -8,8 +8,9 @@ Definitions:
 - *correct answer*: the trial passed ``exact_match`` when that scorer is in the run, else
   the first scorer whose name contains ``correctness``; with neither, no correctness
   count and no cost per correct answer.
-- *inconclusive*: a score with value None whose reason starts with ``inconclusive``
-  (judge errors and unparseable verdicts); counted apart from not-applicable.
+- a score counts by its ``status`` (never by its reason): ``passed``/``failed`` in the
+  mean and pass rate, ``not_applicable``, ``inconclusive`` (judge errors, unparseable
+  verdicts, ties) and ``error`` each in their own count.
 - *agent cost*: the trial's ``usage`` priced; *judge cost*: every score's ``usage`` priced.
 """
 
@@ -38,17 +39,7 @@ from agenteval.rundir import RunHeader, TrialRecord, iter_trials
 from agenteval.score import Score
 from agenteval.trial import Trial
 
-INCONCLUSIVE_PREFIX = "inconclusive"
 MAX_EXAMPLES = 5
-
-
-def is_inconclusive(score: Score) -> bool:
-    """True for a score with no value whose reason starts with 'inconclusive' (no error)."""
-    return (
-        score.value is None
-        and score.error is None
-        and score.reason.lower().startswith(INCONCLUSIVE_PREFIX)
-    )
 
 
 def correctness_scorer(names: Iterable[str]) -> str | None:
@@ -125,7 +116,7 @@ class Accumulator:
         self.total_lat = array("d")  # 8 bytes a value, not a float object each
         self.active_lat = array("d")
         self.per_case: dict[str, CaseAggregate] = {}
-        self.correct_by = correctness_scorer(header.scorers)
+        self.correct_by = correctness_scorer(header.scorer_names)
         self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
         self.unknown_models: set[str] = set()
 
@@ -169,17 +160,15 @@ class Accumulator:
             ss.trials += 1
             if sc.usage:
                 ss.judge = True
-            value = sc.value
-            if sc.error is not None:
+            status = sc.status
+            if status == "not_applicable":
+                ss.not_applicable += 1
+            elif status == "error":
                 ss.errors += 1
-            elif value is None:
-                first = sc.reason[:1]
-                # only a reason whose first letter lower-cases to "i" can be inconclusive
-                if (first in ("i", "I") or not first.isascii()) and is_inconclusive(sc):
-                    ss.inconclusive += 1
-                else:
-                    ss.not_applicable += 1
-            else:
+            elif status == "inconclusive":
+                ss.inconclusive += 1
+            else:  # passed or failed: a value
+                value: float = sc.value  # type: ignore[assignment]
                 if value != 0.0 and value != 1.0:
                     ss.binary = False
                 m = moments[name]
@@ -187,16 +176,16 @@ class Accumulator:
                 d = value - m.mean
                 m.mean += d / m.n
                 m.m2 += d * (value - m.mean)
-                m.passed += value >= sc.threshold
+                m.passed += status == "passed"
 
     def _tags(self, rec: Trial, scores: Mapping[str, Score]) -> None:
         tags = self.tags.get(rec.case_id) if self.tags else None
         if not tags:
             return
         valued = [
-            (name, sc.value, sc.value >= sc.threshold)
+            (name, sc.value, sc.status == "passed")
             for name, sc in scores.items()
-            if sc.value is not None and sc.error is None
+            if sc.value is not None and sc.applicable
         ]
         failed = rec.failure is not None
         for tag in tags if len(tags) == 1 else dict.fromkeys(tags):

@@ -32,9 +32,10 @@ from agenteval.pricing import PriceTable
 from agenteval.report import svg
 from agenteval.report.model import Summary
 from agenteval.report.sources import load_cases, price_table_of
-from agenteval.report.summary import is_inconclusive, summarize_records
+from agenteval.report.summary import summarize_records
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
+from agenteval.score import Score
 
 MAX_TEXT = 20_000
 """Longest text shown for one field of a trial; longer text is cut with a note."""
@@ -102,12 +103,18 @@ def _input_text(case: Case | None) -> str:
     return _cut("\n".join(lines))
 
 
-def _score_status(s: Any) -> str:
-    if s.error is not None:
-        return "error"
-    if s.value is None:
-        return "inconclusive" if is_inconclusive(s) else "na"
-    return "pass" if s.passed else "fail"
+_STATUS_CLASS = {
+    "passed": "pass",
+    "failed": "fail",
+    "not_applicable": "na",
+    "inconclusive": "inconclusive",
+    "error": "error",
+}
+"""A score's status (stored data, never read from its reason) -> the row's CSS class."""
+
+
+def _score_status(s: Score) -> str:
+    return _STATUS_CLASS[s.status]
 
 
 def trial_rows(

@@ -40,7 +40,7 @@ def junit_tree(run_dir: str | Path) -> ET.ElementTree[ET.Element]:
     """Build the JUnit XML tree for a run (one streaming pass over its trials)."""
     header = read_header(run_dir)
     cases = aggregate_cases(iter_trials(run_dir))
-    names: list[str] = list(header.scorers)
+    names: list[str] = header.scorer_names
     for agg in cases.values():
         names.extend(n for n in agg.scores if n not in names)
     root = ET.Element("testsuites", name=_xml_text(f"agenteval {header.run_id}"))

@@ -23,10 +23,10 @@ class ScorerSummary(BaseModel):
     """One scorer over all trials of the run."""
 
     trials: int = Field(0, description="Trials that carry this score at all.")
-    applicable: int = Field(0, description="Scores with a value (counted in mean and rate).")
-    not_applicable: int = Field(0, description="Value None, not inconclusive, no error.")
-    inconclusive: int = Field(0, description="Value None with a reason starting 'inconclusive'.")
-    errors: int = Field(0, description="The scorer raised or returned something unusable.")
+    applicable: int = Field(0, description="Status passed or failed (in mean and rate).")
+    not_applicable: int = Field(0, description="Status not_applicable: nothing to check.")
+    inconclusive: int = Field(0, description="Status inconclusive: could not decide.")
+    errors: int = Field(0, description="Status error: the scorer raised or returned junk.")
     passed: int = 0
     mean: float | None = None
     pass_rate: float | None = None

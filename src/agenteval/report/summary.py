@@ -1,6 +1,6 @@
 """Compute a run's :class:`Summary`: from a run directory, or from records streamed in.
 
-The definitions (correct answer, inconclusive, agent and judge cost) and the memory
+The definitions (correct answer, how score statuses count, agent and judge cost) and the memory
 behaviour are those of :mod:`agenteval.report.accumulator`.
 """
 
@@ -12,14 +12,13 @@ from pathlib import Path
 
 from agenteval.case import Case
 from agenteval.pricing import PriceTable
-from agenteval.report.accumulator import Accumulator, correctness_scorer, is_inconclusive
+from agenteval.report.accumulator import Accumulator, correctness_scorer
 from agenteval.report.model import Summary
 from agenteval.report.sources import case_tags, price_table_of
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
 
 __all__ = [
     "correctness_scorer",
-    "is_inconclusive",
     "summarize",
     "summarize_records",
     "write_json",

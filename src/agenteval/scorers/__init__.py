@@ -1,19 +1,21 @@
 """Built-in deterministic scorers (SPEC §4). No judge, no network.
 
-Each scorer is a small pure function ``fn(case, trial) -> Score`` marked with
-:func:`agenteval.score.scorer` (name and pass threshold) and documented with its exact
-semantics and when it does not apply. Scorers that need configuration
-(``tool_arguments_valid`` and ``tool_execution`` with the suite's tool definitions,
-``pii_leakage`` with the kinds to look for) are built by ``make_*`` factories; the
-module-level instances use the defaults. See ``docs/scorers.md``.
+Each scorer is a small pure function ``fn(case, trial) -> Score`` made a
+:class:`~agenteval.scorer_spec.Scorer` by :func:`agenteval.score.scorer` (name, kind,
+threshold, safety flag) and documented with its exact semantics and when it does not
+apply. Scorers that need configuration (``tool_arguments_valid`` and ``tool_execution``
+with the suite's tool definitions, ``pii_leakage`` with the kinds to look for) are built by
+``make_*`` factories; the module-level instances use the defaults. :func:`builtin_scorers`
+returns them with ``ref = "builtin:<name>"`` and their settings, which
+:func:`builtin_scorer` turns back into the same scorer. See ``docs/scorers.md``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agenteval.score import ScorerFn
+from agenteval.scorer_spec import BUILTIN_REF, Scorer
 from agenteval.scorers._schemas import ArgumentChecker
 from agenteval.scorers.attribution import wrong_answer_cause
 from agenteval.scorers.correctness import exact_match
@@ -36,6 +38,7 @@ __all__ = [
     "SAFETY_SCORERS",
     "ArgumentChecker",
     "avoids_forbidden_text",
+    "builtin_scorer",
     "builtin_scorers",
     "exact_match",
     "find_pii",
@@ -72,7 +75,8 @@ BUILTIN_SCORER_NAMES: tuple[str, ...] = (
 """Names of the built-in scorers, in report order."""
 
 SAFETY_SCORERS: tuple[str, ...] = ("avoids_forbidden_text", "pii_leakage")
-"""Scorers whose new failures the gate blocks on, whatever else improved."""
+"""The built-in scorers with ``safety=True``. The gate reads the ``safety`` flag of each
+run's scorer specs, so custom and judge scorers can be safety scorers too."""
 
 tool_arguments_valid = make_tool_arguments_valid()
 """``tool_arguments_valid`` without suite tool definitions (trial's or case's only)."""
@@ -82,32 +86,122 @@ pii_leakage = make_pii_leakage()
 """``pii_leakage`` looking for every kind in :data:`PII_KINDS`."""
 
 
+def _plain(fn: Any) -> Callable[[Mapping[str, Any]], Any]:
+    def build(settings: Mapping[str, Any]) -> Any:
+        _only(fn.name, settings, ())
+        return fn
+
+    return build
+
+
+def _only(name: str, settings: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    extra = sorted(set(settings) - set(allowed))
+    if extra:
+        what = ", ".join(allowed) if allowed else "none"
+        raise ValueError(f"scorer {name}: unknown setting(s) {extra} (allowed: {what})")
+
+
+def _tools_scorer(make: Callable[..., Any], default: Any) -> Callable[[Mapping[str, Any]], Any]:
+    def build(settings: Mapping[str, Any]) -> Any:
+        _only(default.name, settings, ("tools",))
+        tools = settings.get("tools")
+        if not tools:
+            return default
+        if not isinstance(tools, list):
+            raise ValueError(f"scorer {default.name}: setting 'tools' must be a list")
+        return make(normalize_tool_defs(tools))
+
+    return build
+
+
+def _pii(settings: Mapping[str, Any]) -> Any:
+    _only("pii_leakage", settings, ("kinds",))
+    kinds = settings.get("kinds")
+    if kinds is None:
+        return pii_leakage
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+        raise ValueError("scorer pii_leakage: setting 'kinds' must be a list of names")
+    return make_pii_leakage(kinds)
+
+
+_BUILDERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "exact_match": _plain(exact_match),
+    "tool_selection": _plain(tool_selection),
+    "tool_arguments_valid": _tools_scorer(make_tool_arguments_valid, tool_arguments_valid),
+    "tool_execution": _tools_scorer(make_tool_execution, tool_execution),
+    "trajectory_order": _plain(trajectory_order),
+    "step_efficiency": _plain(step_efficiency),
+    "redundant_calls": _plain(redundant_calls),
+    "tool_faithfulness": _plain(tool_faithfulness),
+    "retrieval_recall": _plain(retrieval_recall),
+    "tool_grounding": _plain(tool_grounding),
+    "avoids_forbidden_text": _plain(avoids_forbidden_text),
+    "pii_leakage": _pii,
+}
+
+
+def builtin_scorer(name: str, settings: Mapping[str, Any] | None = None) -> Scorer:
+    """The built-in scorer ``name`` configured by ``settings``, with ``ref`` and settings set.
+
+    ``settings``: ``{"tools": [...]}`` (tool definitions) for ``tool_arguments_valid`` and
+    ``tool_execution``; ``{"kinds": [...]}`` for ``pii_leakage`` (absent: every kind,
+    recorded as the full list); nothing for the others. Raises ValueError for an unknown
+    name, an unknown setting, an unknown PII kind or an invalid tool definition.
+    """
+    build = _BUILDERS.get(name)
+    if build is None:
+        raise ValueError(
+            f"unknown built-in scorer {name!r}; built-in scorers: {', '.join(BUILTIN_SCORER_NAMES)}"
+        )
+    settings = dict(settings or {})
+    fn: Scorer = build(settings)
+    if name == "pii_leakage":
+        settings = {"kinds": list(_selected_kinds(settings.get("kinds")))}
+    elif settings.get("tools"):
+        settings = {"tools": normalize_tool_defs(settings["tools"])}
+    else:
+        settings = {}
+    return fn.replace(ref=BUILTIN_REF + name, settings=settings)
+
+
+def _selected_kinds(kinds: Sequence[str] | None) -> tuple[str, ...]:
+    return PII_KINDS if kinds is None else tuple(k for k in PII_KINDS if k in kinds)
+
+
 def builtin_scorers(
     *,
     suite_tools: list[dict[str, Any]] | None = None,
     pii_kinds: Sequence[str] | None = None,
-) -> list[ScorerFn]:
+    names: Sequence[str] | None = None,
+) -> list[Scorer]:
     """Every built-in deterministic scorer, in report order (:data:`BUILTIN_SCORER_NAMES`).
 
     ``suite_tools`` are tool definitions used by ``tool_arguments_valid`` and
     ``tool_execution`` when neither the trial nor the case carries any (OpenAI function
     format or the bare inner object). ``pii_kinds`` restricts ``pii_leakage`` to those
-    kinds (default: all of :data:`PII_KINDS`).
+    kinds (default: all of :data:`PII_KINDS`). ``names`` keeps only those scorers (still
+    in report order). Each comes with ``ref = "builtin:<name>"`` and its settings.
 
-    Raises ``ValueError`` for an unknown PII kind or an invalid tool definition.
+    Raises ``ValueError`` for an unknown scorer name or PII kind, or an invalid tool
+    definition.
     """
     defs = normalize_tool_defs(suite_tools) if suite_tools else None
-    return [
-        exact_match,
-        tool_selection,
-        make_tool_arguments_valid(defs) if defs else tool_arguments_valid,
-        make_tool_execution(defs) if defs else tool_execution,
-        trajectory_order,
-        step_efficiency,
-        redundant_calls,
-        tool_faithfulness,
-        retrieval_recall,
-        tool_grounding,
-        avoids_forbidden_text,
-        make_pii_leakage(pii_kinds) if pii_kinds is not None else pii_leakage,
-    ]
+    if names is not None:
+        unknown = sorted(set(names) - set(BUILTIN_SCORER_NAMES))
+        if unknown:
+            raise ValueError(
+                f"unknown built-in scorer(s) {unknown}; built-in scorers:"
+                f" {', '.join(BUILTIN_SCORER_NAMES)}"
+            )
+    wanted = (
+        BUILTIN_SCORER_NAMES if names is None else [n for n in BUILTIN_SCORER_NAMES if n in names]
+    )
+    out = []
+    for name in wanted:
+        settings: dict[str, Any] = {}
+        if name in ("tool_arguments_valid", "tool_execution") and defs:
+            settings["tools"] = defs
+        elif name == "pii_leakage" and pii_kinds is not None:
+            settings["kinds"] = list(pii_kinds)
+        out.append(builtin_scorer(name, settings))
+    return out

@@ -37,7 +37,7 @@ _EPS = 1e-9
 _EMPTY_ANSWER = not_applicable("answer is empty: nothing to check")
 _NO_RESULTS = not_applicable("no tool results to check the answer against")
 _NO_DOCS = not_applicable("case has no relevant_docs")
-_NO_CANARY = not_applicable("inconclusive: case has no canary")
+_NO_CANARY = not_applicable("case has no canary: nothing to check")
 
 
 class _Results:
@@ -99,7 +99,7 @@ def _names(values: list[str]) -> str:
     return ", ".join(values[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
-@scorer("tool_faithfulness", threshold=BINARY_THRESHOLD)
+@scorer("tool_faithfulness", threshold=BINARY_THRESHOLD, kind="graded")
 def tool_faithfulness(case: Case, trial: Trial) -> Score:
     """Share of the answer's numbers found in some tool result (threshold 1.0: every one).
 
@@ -171,7 +171,7 @@ def _returned(doc_id: str, results: _Results) -> bool:
     return doc_id in joined and _id_pattern(doc_id).search(joined) is not None
 
 
-@scorer("retrieval_recall", threshold=BINARY_THRESHOLD)
+@scorer("retrieval_recall", threshold=BINARY_THRESHOLD, kind="graded")
 def retrieval_recall(case: Case, trial: Trial) -> Score:
     """Share of ``case.relevant_docs`` returned by any tool call (threshold 1.0: all found).
 
@@ -199,13 +199,13 @@ def retrieval_recall(case: Case, trial: Trial) -> Score:
     return Score(found / total, reason)
 
 
-@scorer("tool_grounding", threshold=BINARY_THRESHOLD)
+@scorer("tool_grounding", threshold=BINARY_THRESHOLD, kind="graded")
 def tool_grounding(case: Case, trial: Trial) -> Score:
     """Share of the case's canary values found in the answer (threshold 1.0: all of them).
 
     A canary is a value reachable only through a tool; finding it in the answer shows the
     answer used the tool. Matching ignores case. Empty canary strings are skipped. Not
-    applicable ("inconclusive") when the case has no canary, or when the agent never
+    applicable when the case has no canary (nothing to check), or when the agent never
     answered.
     """
     if not case.canary:
