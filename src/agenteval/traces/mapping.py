@@ -397,6 +397,14 @@ def _union_s(intervals: list[tuple[int, int]]) -> float:
     return total / 1e9
 
 
+def _has_content(s: SpanRecord) -> bool:
+    """Arguments and a result (or an error) are on the tool span itself."""
+    a = s.attributes
+    has_args = _first(a, _ARG_KEYS)[0] or _from_events(s, _ARG_KEYS)[0]
+    done = _first(a, _RESULT_KEYS)[0] or _from_events(s, _RESULT_KEYS)[0]
+    return has_args and (done or s.end_ns is None or _error(s) is not None)
+
+
 def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | None]) -> bool:
     seen = {s.span_id}
     p = s.parent_id
@@ -429,7 +437,9 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
             retrievers.append(s)
         elif kind == "model":
             models.append(s)
-    from_messages = _message_calls(models) if models else []
+    # The model spans' messages are read only when some tool span lacks its content.
+    need = not tools or any(not _has_content(s) for s in tools)
+    from_messages = _message_calls(models) if models and need else []
     by_id = {c.id: c for c in from_messages if c.id}
     calls: list[tuple[int, ToolCall]] = []
     if tools:
