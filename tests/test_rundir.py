@@ -99,6 +99,98 @@ def test_not_a_run(tmp_path: Path) -> None:
         read_header(tmp_path / "missing")
 
 
+def test_one_writer_at_a_time_and_the_lock_names_its_holder(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    w = RunWriter.create(run, RunHeader(), command="agenteval run")
+    with pytest.raises(InputError, match=r"another agenteval process is writing this run \(pid"):
+        RunWriter.open_resume(run)
+    with pytest.raises(InputError, match="'agenteval run', started 20"):
+        RunWriter.open_resume(run)
+    w.close()
+    w2, _, _ = RunWriter.open_resume(run, command="x --resume")
+    assert json.loads((run / "run.lock").read_text())["command"] == "x --resume"
+    w2.close()
+
+
+def test_a_refused_resume_check_writes_nothing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _write(run, 1)
+    (run / "run.lock").unlink()
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+
+    def refuse(header: RunHeader) -> None:
+        raise InputError("not the same run")
+
+    with pytest.raises(InputError, match="not the same run"):
+        RunWriter.open_resume(run, check=refuse)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+
+
+def _race_create(run: Path, n: int) -> list[object]:
+    """``n`` threads call RunWriter.create(run) at once; what each got."""
+    import threading
+
+    barrier = threading.Barrier(n)
+    results: list[object] = []
+
+    def create() -> None:
+        barrier.wait()
+        try:
+            results.append(RunWriter.create(run, RunHeader()))
+        except InputError as e:
+            results.append(e)
+
+    threads = [threading.Thread(target=create) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_threads_creating_one_new_run_dir_give_one_writer(tmp_path: Path) -> None:
+    """mkdir is exclusive and the contents are checked again under the lock."""
+    for attempt in range(5):
+        results = _race_create(tmp_path / f"a{attempt}" / "run", 6)
+        writers = [r for r in results if isinstance(r, RunWriter)]
+        assert len(writers) == 1, results
+        assert all(
+            "another agenteval process" in str(r) or "already holds a run" in str(r)
+            for r in results
+            if isinstance(r, InputError)
+        )
+        writers[0].close()
+
+
+def test_non_empty_folder_without_a_run_is_refused_untouched(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "trials.jsonl").write_text("mine\n")
+    with pytest.raises(InputError, match=r"is not empty and holds no agenteval run \(trials"):
+        RunWriter.create(d, RunHeader())
+    assert [p.name for p in d.iterdir()] == ["trials.jsonl"]
+    f = tmp_path / "f"
+    f.write_text("x")
+    with pytest.raises(InputError, match="exists and is not a directory"):
+        RunWriter.create(f, RunHeader())
+
+
+def test_discard_removes_only_an_empty_fresh_run(tmp_path: Path) -> None:
+    new = tmp_path / "new" / "run"
+    RunWriter.create(new, RunHeader()).discard()
+    assert not new.exists() and (tmp_path / "new").exists()  # only what it created
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    RunWriter.create(empty, RunHeader()).discard()
+    assert empty.exists() and list(empty.iterdir()) == []
+    kept = tmp_path / "kept"
+    w = RunWriter.create(kept, RunHeader())
+    w.append(Trial(case_id="a", output="x"), {})
+    assert w.discard() is False and (kept / "run.json").exists()
+    w2, _, _ = RunWriter.open_resume(kept)
+    assert w2.discard() is False and len(list(iter_trials(kept))) == 1
+
+
 def test_format_1_headers_migrate_to_specs_idempotently() -> None:
     from hypothesis import given
     from hypothesis import strategies as st

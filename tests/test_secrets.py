@@ -57,3 +57,32 @@ def test_redact_mapping_nested() -> None:
         "list": [{"token": REDACTED}, REDACTED],
     }
     assert data["headers"]["Authorization"] == "Bearer sk-123456"  # not modified in place
+
+
+def test_redact_url_rules() -> None:
+    from agenteval.secrets import redact_url, redact_urls, url_secrets
+
+    url = "https://me:pw-123456@h.example:8443/v1?api-key=K1&api-version=2024&X-Amz-Signature=S#f"
+    assert redact_url(url) == (
+        "https://[REDACTED]@h.example:8443/v1?api-key=[REDACTED]&api-version=2024"
+        "&X-Amz-Signature=[REDACTED]#f"
+    )
+    assert redact_url("http://h/v1") == "http://h/v1"
+    assert redact_url("http://TOKEN99@h/x?model=m") == "http://[REDACTED]@h/x?model=m"
+    assert set(url_secrets(url)) >= {"me:pw-123456", "pw-123456", "K1", "S"}
+    assert "me" not in url_secrets(url)  # a user name with a password is no secret
+    assert redact_urls("failed: http://a:bbbb@h/?token=t") == (
+        "failed: http://[REDACTED]@h/?token=[REDACTED]"
+    )
+
+
+def test_headers_redacted_unless_public() -> None:
+    from agenteval.secrets import redact_headers
+
+    got = redact_headers({"Cookie": "c", "X-Auth-Key": "k", "content-type": "a/b", "Accept": "x"})
+    assert got == {
+        "Cookie": "[REDACTED]",
+        "X-Auth-Key": "[REDACTED]",
+        "content-type": "a/b",
+        "Accept": "x",
+    }

@@ -1,35 +1,69 @@
-"""Load user code named as ``package.module:attribute``."""
+"""Load user code named as ``package.module:attribute`` or ``path/to/file.py:attribute``."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import os
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from agenteval.errors import InputError
 
 
-def load_object(target: str, *, what: str, option: str | None = None) -> Any:
-    """Import ``package.module:attr`` (dots allowed in attr); InputError on any problem.
+def _is_file_target(module: str) -> bool:
+    return module.endswith(".py") or "/" in module or "\\" in module
 
-    The current directory is importable, as it is for ``python -m``.
+
+def _import_file(module: str, what: str, label: str) -> ModuleType:
+    """Import the Python file ``module`` under a private name (its directory importable)."""
+    path = Path(module)
+    if not path.is_file():
+        raise InputError(f"{what} '{label}': file '{module}' not found")
+    resolved = path.resolve()
+    name = "agenteval_user_" + hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise InputError(f"{what} '{label}': '{module}' cannot be imported as a Python file")
+    parent = str(resolved.parent)
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:
+        sys.modules.pop(name, None)
+        raise InputError(
+            f"{what} '{label}': importing '{module}' raised {type(e).__name__}: {e}"
+        ) from None
+    return mod
+
+
+def load_object(target: str, *, what: str, option: str | None = None) -> Any:
+    """Import ``package.module:attr`` or ``path/to/file.py:attr`` (dots allowed in attr);
+    InputError (one line) on any problem.
+
+    A target whose module part ends in ``.py`` or contains a path separator is a file,
+    imported from that path (relative to the current directory); its own directory becomes
+    importable, as for ``python file.py``. Otherwise the current directory is importable,
+    as it is for ``python -m``.
     """
     label = f"{option} {target}" if option else target
-    module_name, sep, attr = target.partition(":")
+    module_name, sep, attr = target.rpartition(":")
     if not sep or not module_name or not attr:
-        raise InputError(f"{what} '{label}' must look like package.module:function")
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as e:
-        raise InputError(f"{what} '{label}': cannot import module '{module_name}' ({e})") from None
-    except Exception as e:
         raise InputError(
-            f"{what} '{label}': importing '{module_name}' raised {type(e).__name__}: {e}"
-        ) from None
+            f"{what} '{label}' must look like package.module:function or file.py:function"
+        )
+    if _is_file_target(module_name):
+        obj: Any = _import_file(module_name, what, label)
+    else:
+        obj = _import_module(module_name, what, label)
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -38,6 +72,20 @@ def load_object(target: str, *, what: str, option: str | None = None) -> Any:
                 f"{what} '{label}': '{module_name}' has no attribute '{attr}'"
             ) from None
     return obj
+
+
+def _import_module(module_name: str, what: str, label: str) -> ModuleType:
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as e:
+        raise InputError(f"{what} '{label}': cannot import module '{module_name}' ({e})") from None
+    except Exception as e:
+        raise InputError(
+            f"{what} '{label}': importing '{module_name}' raised {type(e).__name__}: {e}"
+        ) from None
 
 
 def load_callable(target: str, *, what: str, option: str | None = None) -> Any:

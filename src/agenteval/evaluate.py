@@ -109,7 +109,7 @@ async def aevaluate(
     prices: dict[str, Any] | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
-    from agenteval.cli._common import finish_run
+    from agenteval.report.finish import finish_run
     from agenteval.runner import RunProgress, _Control
 
     with _dataset_file(dataset) as path:
@@ -225,6 +225,7 @@ def _session(
         limit=limit,
         judge=judge,
         prices=prices,
+        command="evaluate()",
     )
 
 

@@ -45,7 +45,7 @@ from yarl import URL
 
 from agenteval import __version__
 from agenteval.agents.base import AgentFailure, Recorder
-from agenteval.secrets import Redactor, is_secret_key
+from agenteval.secrets import PUBLIC_HEADERS, Redactor, url_secrets
 from agenteval.trial import Retry
 
 _SHORT_BODY = 200
@@ -127,9 +127,10 @@ def _short(raw: bytes) -> str:
 class HttpClient:
     """JSON-over-HTTP with recorded retries (see the module docstring for the rules).
 
-    ``headers`` are sent with every request; values under secret-looking names
-    (``Authorization``, ``X-API-Key``...) and every value in ``secrets`` are removed from
-    all messages. ``rng`` drives the jitter (pass a seeded ``random.Random`` for
+    ``headers`` are sent with every request; the value of every header not on
+    :data:`~agenteval.secrets.PUBLIC_HEADERS`, every value in ``secrets`` and the
+    credentials of every URL posted to (user info, secret query parameters) are removed
+    from all messages. ``rng`` drives the jitter (pass a seeded ``random.Random`` for
     reproducible waits). Use ``async with HttpClient(...)`` or call :meth:`start` and
     :meth:`close`; :meth:`post_json` starts the session on first use.
     """
@@ -154,7 +155,7 @@ class HttpClient:
             for same in [k for k in self._headers if k.lower() == name.lower()]:
                 del self._headers[same]
             self._headers[name] = value
-        header_secrets = [v for k, v in self._headers.items() if is_secret_key(k)]
+        header_secrets = [v for k, v in self._headers.items() if k.lower() not in PUBLIC_HEADERS]
         self.redactor = Redactor([*secrets, *header_secrets])
         self._rng = rng or random.Random()
         self._session: aiohttp.ClientSession | None = None
@@ -203,6 +204,9 @@ class HttpClient:
             if len(self._urls) >= _MAX_URLS:
                 self._urls.clear()
             target = self._urls[url] = _parse_url(url)
+            found = url_secrets(url)
+            if found:
+                self.redactor = self.redactor.with_values(found)
         retry_index = 0
         while True:
             try:

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from agenteval import yaml_guard
 from agenteval.errors import InputError
 from agenteval.trial import Usage
 
@@ -171,7 +172,7 @@ def load_prices(path: str | Path, *, include_defaults: bool = True) -> PriceTabl
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot be read ({e})", file=p) from None
     try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if p.suffix.lower() == ".json" else yaml_guard.safe_load(text, p)
     except (ValueError, yaml.YAMLError, RecursionError) as e:
         kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
         detail = (

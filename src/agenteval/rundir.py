@@ -7,6 +7,12 @@
   ``report`` never depend on the dataset file still being there unchanged.
 - ``trials.jsonl`` holds one trial per line with its ``scores``; each line is appended and
   flushed as the trial finishes, so a crash loses nothing but the trials in flight.
+- ``run.lock`` is the writer's lock file (:mod:`agenteval.runlock`): one process writes a
+  run at a time.
+
+A new run goes only into a directory that did not exist, or was empty
+(:func:`claim_new_run_dir`); a writer that wrote no trial can :meth:`RunWriter.discard`
+what it made.
 
 Readers accept every format version up to :data:`FORMAT_VERSION`; a run of format 1
 (agenteval 0.1: scores without ``status``, scorers as bare names) is migrated as it is read
@@ -16,9 +22,11 @@ readers skip it, and :meth:`RunWriter.open_resume` cuts it off and says so.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -32,9 +40,11 @@ from agenteval import __version__
 from agenteval.case import Case
 from agenteval.errors import InputError
 from agenteval.migrate import migrate_header
+from agenteval.runlock import LOCK, RunLock
 from agenteval.score import Score
 from agenteval.scorer_spec import ScorerSpec
 from agenteval.trial import Trial
+from agenteval.untrusted import replace_surrogates
 
 FORMAT_VERSION = 2
 """2: every score has a ``status``; ``run.json`` records each scorer's spec (agenteval 0.2)."""
@@ -152,7 +162,11 @@ _dumps = _ENCODER.encode  # json.dumps(obj, ensure_ascii=False, separators=(",",
 def _trial_line(trial: Trial, scores: dict[str, Score], cache: dict[_ScoreKey, str]) -> str:
     # pydantic's JSON serialiser gives the same values as model_dump(mode="json") followed by
     # json.dumps, several times faster; the trial object always ends with "}".
-    text = trial.model_dump_json(exclude={"scores"} if isinstance(trial, TrialRecord) else None)
+    exclude = {"scores"} if isinstance(trial, TrialRecord) else None
+    try:
+        text = trial.model_dump_json(exclude=exclude)
+    except ValueError:  # a lone surrogate from the agent: not encodable, written as U+FFFD
+        text = replace_surrogates(_dumps(trial.model_dump(mode="json", exclude=exclude)))
     return text[:-1] + ',"scores":' + _scores_json(scores, cache) + "}\n"
 
 
@@ -253,12 +267,30 @@ def write_header(run_dir: Path, header: RunHeader) -> None:
 
 
 class RunWriter:
-    """Appends trials to a run directory, one flushed line each."""
+    """Appends trials to a run directory, one flushed line each, holding the run's lock.
 
-    def __init__(self, run_dir: Path, header: RunHeader, fh: IO[str]) -> None:
+    Made by :meth:`create` (a new run) or :meth:`open_resume` (continue one). Either holds
+    the exclusive :class:`~agenteval.runlock.RunLock` of the directory until :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        run_dir: Path,
+        header: RunHeader,
+        fh: IO[str],
+        *,
+        lock: RunLock | None = None,
+        fresh: bool = False,
+        created_dir: bool = False,
+    ) -> None:
         self.run_dir = run_dir
         self.header = header
         self._fh = fh
+        self._lock = lock
+        self.fresh = fresh
+        """True for a run this writer created (False after :meth:`open_resume`)."""
+        self.created_dir = created_dir
+        """True when this writer also created the directory (it did not exist before)."""
         self.written = 0
         self._frags: dict[_ScoreKey, str] = {}
         self.observer: Callable[[Trial, dict[str, Score]], None] | None = None
@@ -266,72 +298,67 @@ class RunWriter:
 
     @classmethod
     def create(
-        cls, run_dir: str | Path, header: RunHeader, *, overwrite: bool = False
+        cls,
+        run_dir: str | Path,
+        header: RunHeader,
+        *,
+        overwrite: bool = False,
+        command: str = "agenteval",
     ) -> RunWriter:
-        """Start a new run directory. Refuses to write over an existing run."""
+        """Start a new run directory (see :func:`claim_new_run_dir` for what is refused)."""
         d = Path(run_dir)
-        if d.exists() and not d.is_dir():
-            raise InputError("exists and is not a directory", file=d)
-        if (d / HEADER).exists() and not overwrite:
-            raise InputError(
-                "already holds a run; use --resume to continue it or choose another --out",
-                file=d,
-            )
-        d.mkdir(parents=True, exist_ok=True)
-        write_header(d, header)
-        fh = open(d / TRIALS, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        return cls(d, header, fh)
+        created, lock = claim_new_run_dir(d, command, overwrite=overwrite)
+        try:
+            write_header(d, header)
+            fh = open(d / TRIALS, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        except BaseException:
+            _remove_new_run(d, created)
+            lock.release()
+            raise
+        return cls(d, header, fh, lock=lock, fresh=True, created_dir=created)
 
     @classmethod
-    def open_resume(cls, run_dir: str | Path) -> tuple[RunWriter, set[tuple[str, int]], list[str]]:
-        """Reopen a run to continue it.
+    def open_resume(
+        cls,
+        run_dir: str | Path,
+        *,
+        command: str = "agenteval run --resume",
+        check: Callable[[RunHeader], None] | None = None,
+    ) -> tuple[RunWriter, set[tuple[str, int]], list[str]]:
+        """Reopen a run to continue it, under its lock.
 
-        Returns the writer, the (case_id, repeat) keys already recorded, and notes on what
-        was repaired: a torn last line (the process died mid-write) is cut off, and trials
-        that were cancelled by an interrupt are dropped so that they run again.
+        ``check(header)`` raises to refuse the resume (a different fingerprint, say); it
+        runs before the lock file is touched, and again once the lock is held, before
+        anything is changed. Returns the writer, the
+        (case_id, repeat) keys already recorded, and notes on what was repaired: a torn last
+        line (the process died mid-write) is cut off, and trials that were cancelled by an
+        interrupt are dropped so that they run again.
         """
         d = Path(run_dir)
-        header = read_header(d)
-        path = d / TRIALS
-        done: set[tuple[str, int]] = set()
-        notes: list[str] = []
-        keep: list[bytes] | None = None  # only built when a cancelled trial must go
-        cancelled = 0
-        good_end = 0
-        if path.exists():
-            with open(path, "rb") as f:
-                lines = 0
-                for raw in f:
-                    lines += 1
-                    if not raw.endswith(b"\n"):
-                        notes.append(f"{path}:{lines}: dropped a torn last line ({len(raw)} bytes)")
-                        break
-                    good_end += len(raw)
-                    if not raw.strip():
-                        continue
-                    rec = parse_trial_line(raw, file=str(path), lineno=lines)
-                    if rec.failure is not None and rec.failure.cause == "cancelled":
-                        if keep is None:
-                            keep = _read_lines_before(path, good_end - len(raw))
-                        cancelled += 1
-                        continue
-                    if keep is not None:
-                        keep.append(raw)
-                    done.add(rec.key)
-            if keep is not None:
-                notes.append(f"{cancelled} cancelled trial(s) will run again")
-                _atomic_write_bytes(path, b"".join(keep))
-            else:
-                with open(path, "r+b") as f:
-                    f.truncate(good_end)
-        fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        w = cls(d, header, fh)
+        header = read_header(d)  # not a run, or not this run: refused before any write
+        if check is not None:
+            check(header)
+        lock = RunLock.acquire(d, command)
+        try:
+            header = read_header(d)
+            if check is not None:
+                check(header)
+            done, notes = _repair_trials(d / TRIALS)
+            fh = open(d / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        except BaseException:
+            lock.release()
+            raise
+        w = cls(d, header, fh, lock=lock)
         w.written = len(done)
         return w, done, notes
 
     def append(self, trial: Trial, scores: dict[str, Score]) -> None:
         """Write one trial line and flush it to the OS; then tell the observer, if any."""
-        self._fh.write(_trial_line(trial, scores, self._frags))
+        line = _trial_line(trial, scores, self._frags)
+        try:
+            self._fh.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (encoding fails before any write)
+            self._fh.write(replace_surrogates(line))
         self._fh.flush()
         self.written += 1
         if self.observer is not None:
@@ -343,14 +370,137 @@ class RunWriter:
         self.header.finished_at = datetime.now(UTC)
         write_header(self.run_dir, self.header)
 
-    def close(self) -> None:
+    def discard(self) -> bool:
+        """Undo a fresh run in which no trial was written: remove the directory if this
+        writer created it, else only the files it wrote. Then close. Returns whether
+        anything was removed (never, for a resumed run or once a trial was written)."""
+        removable = self.fresh and self.written == 0
         self._fh.close()
+        if removable:
+            _remove_new_run(self.run_dir, self.created_dir)
+        self.close()
+        return removable
+
+    def close(self) -> None:
+        """Close the trial file and release the lock (idempotent)."""
+        self._fh.close()
+        if self._lock is not None:
+            self._lock.release()
 
     def __enter__(self) -> RunWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _repair_trials(path: Path) -> tuple[set[tuple[str, int]], list[str]]:
+    """The keys recorded in ``path``; cut a torn last line, drop cancelled trials."""
+    done: set[tuple[str, int]] = set()
+    notes: list[str] = []
+    if not path.exists():
+        return done, notes
+    keep: list[bytes] | None = None  # only built when a cancelled trial must go
+    cancelled = 0
+    good_end = 0
+    with open(path, "rb") as f:
+        lines = 0
+        for raw in f:
+            lines += 1
+            if not raw.endswith(b"\n"):
+                notes.append(f"{path}:{lines}: dropped a torn last line ({len(raw)} bytes)")
+                break
+            good_end += len(raw)
+            if not raw.strip():
+                continue
+            rec = parse_trial_line(raw, file=str(path), lineno=lines)
+            if rec.failure is not None and rec.failure.cause == "cancelled":
+                if keep is None:
+                    keep = _read_lines_before(path, good_end - len(raw))
+                cancelled += 1
+                continue
+            if keep is not None:
+                keep.append(raw)
+            done.add(rec.key)
+    if keep is not None:
+        notes.append(f"{cancelled} cancelled trial(s) will run again")
+        _atomic_write_bytes(path, b"".join(keep))
+    else:
+        with open(path, "r+b") as f:
+            f.truncate(good_end)
+    return done, notes
+
+
+RUN_FILES = (HEADER, HEADER + ".tmp", TRIALS, CASES, LOCK)
+"""The files a run directory holds (the lock file and an interrupted header write too)."""
+_SCRATCH = {LOCK, HEADER + ".tmp"}
+"""Files left by a writer that died before its first real write: not a run yet."""
+
+
+def claim_new_run_dir(d: Path, command: str, *, overwrite: bool = False) -> tuple[bool, RunLock]:
+    """Make ``d`` a new run's directory and take its lock; ``(created, lock)``.
+
+    ``d`` is created when it does not exist (``mkdir`` is exclusive: of two processes
+    creating it at once, one creates it and the other finds it), else it must be an empty
+    directory (or hold only a lock file left by a writer that died at once). A directory
+    holding a run (``run.json``) is refused unless ``overwrite``; any other non-empty
+    directory is refused, and nothing is written into it. The check is repeated under the
+    lock, so of two processes starting a run in one new directory exactly one proceeds and
+    the other gets one InputError line.
+    """
+    created = False
+    if not d.exists() and not d.is_symlink():
+        try:
+            d.parent.mkdir(parents=True, exist_ok=True)
+            d.mkdir()
+            created = True
+        except FileExistsError:
+            pass  # made by someone else meanwhile: checked like any existing directory
+        except OSError as e:
+            raise InputError(
+                f"cannot create the run directory ({e.strerror or e})", file=d
+            ) from None
+    if not d.is_dir():
+        raise InputError("exists and is not a directory", file=d)
+    if not created:
+        _check_reusable(d, overwrite)
+    lock = RunLock.acquire(d, command)
+    try:
+        _check_reusable(d, overwrite)
+    except BaseException:
+        lock.release()
+        raise
+    return created, lock
+
+
+def _check_reusable(d: Path, overwrite: bool) -> None:
+    try:
+        names = set(os.listdir(d)) - _SCRATCH
+    except OSError as e:
+        raise InputError(f"cannot be read ({e.strerror or e})", file=d) from None
+    if not names:
+        return
+    if HEADER in names:
+        if overwrite:
+            return
+        raise InputError(
+            "already holds a run; use --resume to continue it or choose another --out", file=d
+        )
+    shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
+    raise InputError(
+        f"is not empty and holds no agenteval run ({shown}); choose a new or empty directory",
+        file=d,
+    )
+
+
+def _remove_new_run(d: Path, created: bool) -> None:
+    """Remove a new run: the whole directory if we made it, else only our files."""
+    if created:
+        shutil.rmtree(d, ignore_errors=True)
+        return
+    for name in RUN_FILES:
+        with contextlib.suppress(OSError):
+            (d / name).unlink()
 
 
 def read_header(run_dir: str | Path) -> RunHeader:

@@ -3,11 +3,20 @@
 Two tools, used at the two places a secret could leak:
 
 - :class:`Redactor` scrubs known secret *values* from free text (error messages, retry
-  details). Values shorter than 4 characters are ignored: they would blank out ordinary
-  words and are no secret worth the name.
+  details), and the credentials of any URL in it (:func:`redact_urls`). Values shorter
+  than 4 characters are ignored: they would blank out ordinary words and are no secret
+  worth the name.
 - :func:`redact_mapping` scrubs values stored under secret-looking *keys* (``Authorization``,
   ``api_key``, ``X-API-Key``, ``access_token``...) from a configuration mapping before it is
-  written to ``run.json`` as an agent description.
+  written to ``run.json`` as an agent description; under a ``headers`` key every value is
+  scrubbed unless the header is on :data:`PUBLIC_HEADERS`, and every string goes through
+  :func:`redact_urls`.
+
+Credentials in URLs (:func:`redact_url`): the user-info part (``user:key@``) is replaced
+as a whole, and so is the value of every query parameter whose name contains ``key``,
+``token``, ``secret``, ``sig``, ``pass``, ``pwd``, ``auth``, ``cred``, ``session`` or
+``code`` (any case: ``api-key``, ``X-Amz-Signature``, ``access_token``, ``password``...).
+Scheme, host, port, path, other parameters and the fragment are kept.
 """
 
 from __future__ import annotations
@@ -23,6 +32,16 @@ _MIN_SECRET_LEN = 4
 _SECRET_WORDS = frozenset({"authorization", "apikey", "token", "secret", "password", "passwd"})
 _SECRET_PHRASES = ("api_key", "access_key", "private_key")
 _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+_SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|pwd|auth|cred|session|code", re.I)
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)@")
+
+PUBLIC_HEADERS = frozenset(
+    {"accept", "accept-encoding", "accept-language", "content-type", "user-agent"}
+)
+"""The headers whose values are written as they are (lower-case names); every other
+header's value is a potential credential (``Cookie``, ``X-Auth-Key``,
+``Ocp-Apim-Subscription-Key``...) and is written as ``[REDACTED]``."""
 
 
 class Redactor:
@@ -47,14 +66,93 @@ class Redactor:
         return self._values
 
     def redact(self, text: str) -> str:
-        """``text`` with every secret value replaced by ``[REDACTED]``."""
-        if self._pattern is None or not text:
+        """``text`` with every secret value replaced by ``[REDACTED]``, and the credentials
+        of every URL in it too (:func:`redact_urls`)."""
+        if not text:
             return text
-        return self._pattern.sub(REDACTED, text)
+        if self._pattern is not None:
+            text = self._pattern.sub(REDACTED, text)
+        return redact_urls(text)
+
+    def with_values(self, more: Iterable[str]) -> Redactor:
+        """A redactor removing these secrets and ``more``."""
+        return Redactor([*self._values, *more])
 
     def __call__(self, text: str) -> str:
         """Same as :meth:`redact`."""
         return self.redact(text)
+
+
+def is_secret_param(name: str) -> bool:
+    """True when a URL query parameter named ``name`` holds a credential (module docstring)."""
+    return bool(_SECRET_PARAM.search(name))
+
+
+def _split_query(query: str) -> list[tuple[str, str, str]]:
+    """(name, "=" or "", value) for each ``&``-separated part, encoding untouched."""
+    out = []
+    for part in query.split("&"):
+        name, eq, value = part.partition("=")
+        out.append((name, eq, value))
+    return out
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its credentials replaced by ``[REDACTED]`` (rules in the module docstring).
+
+    Works on the text, so a URL that does not parse is still scrubbed and nothing else in it
+    changes (no re-encoding).
+    """
+    out = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", url, count=1)
+    head, qmark, rest = out.partition("?")
+    if not qmark:
+        return out
+    query, hashmark, fragment = rest.partition("#")
+    parts = [
+        f"{n}{eq}{REDACTED if eq and is_secret_param(n) and v else v}"
+        for n, eq, v in _split_query(query)
+    ]
+    return f"{head}?{'&'.join(parts)}{hashmark}{fragment}"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credential values in ``url`` (user info, its parts, secret query values), so that
+    a :class:`Redactor` also removes them from messages that quote them."""
+    found: list[str] = []
+    m = _USERINFO.match(url)
+    if m:
+        info = m.group(2)
+        user, colon, password = info.partition(":")
+        # with a password the user name is no secret (and often an ordinary word)
+        parts = [info, password] if colon and password else [info, user]
+        found += parts + [_unquote(v) for v in parts]
+    _, qmark, rest = url.partition("?")
+    if qmark:
+        for n, eq, v in _split_query(rest.partition("#")[0]):
+            if eq and v and is_secret_param(n):
+                found += [v, _unquote(v)]
+    return [v for v in dict.fromkeys(found) if v]
+
+
+def _unquote(text: str) -> str:
+    from urllib.parse import unquote_plus
+
+    return unquote_plus(text)
+
+
+def redact_urls(text: str) -> str:
+    """Every ``scheme://...`` URL in free text passed through :func:`redact_url`."""
+    if "://" not in text:
+        return text
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def redact_headers(headers: Mapping[str, Any]) -> dict[str, Any]:
+    """``headers`` with every value ``[REDACTED]`` except those on :data:`PUBLIC_HEADERS`."""
+    return {
+        str(k): v if str(k).lower() in PUBLIC_HEADERS or v is None else REDACTED
+        for k, v in headers.items()
+    }
 
 
 def is_secret_key(key: str) -> bool:
@@ -76,8 +174,10 @@ def is_secret_key(key: str) -> bool:
 def redact_mapping(data: Mapping[str, Any], redactor: Redactor | None = None) -> dict[str, Any]:
     """A copy of ``data`` with the values of secret-looking keys replaced by ``[REDACTED]``.
 
-    Nested mappings and lists are walked. When ``redactor`` is given, every other string
-    value is also passed through it (so a key embedded in a URL is removed too).
+    Nested mappings and lists are walked. A mapping under a key named ``headers`` (any
+    case) goes through :func:`redact_headers`. Every other string value has its URLs
+    scrubbed by :func:`redact_urls` and, when ``redactor`` is given, is passed through it
+    (so a key embedded anywhere is removed too).
     """
     return {str(k): _redact_value(str(k), v, redactor) for k, v in data.items()}
 
@@ -85,10 +185,13 @@ def redact_mapping(data: Mapping[str, Any], redactor: Redactor | None = None) ->
 def _redact_value(key: str | None, value: Any, redactor: Redactor | None) -> Any:
     if key is not None and is_secret_key(key) and value is not None:
         return REDACTED
+    if key is not None and key.lower() == "headers" and isinstance(value, Mapping):
+        return redact_mapping(redact_headers(value), redactor)
     if isinstance(value, Mapping):
         return redact_mapping(value, redactor)
     if isinstance(value, list | tuple):
         return [_redact_value(None, v, redactor) for v in value]
-    if isinstance(value, str) and redactor is not None:
-        return redactor.redact(value)
+    if isinstance(value, str):
+        value = redact_urls(value)
+        return redactor.redact(value) if redactor is not None else value
     return value

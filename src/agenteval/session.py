@@ -23,10 +23,12 @@ from rich.console import Console
 
 from agenteval.agents.base import Agent
 from agenteval.case import Case
-from agenteval.cli._common import finish_run, live_summary
 from agenteval.dataset import scan_dataset
 from agenteval.errors import InputError
-from agenteval.rundir import CASES, DatasetRef, RunHeader, RunWriter, read_header
+from agenteval.fingerprint import describe_differences, differences, digest
+from agenteval.outpaths import check_out_dir
+from agenteval.report.finish import finish_run, live_summary
+from agenteval.rundir import CASES, DatasetRef, RunHeader, RunWriter
 from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_trials, work_items
 from agenteval.scoring import Scorers
 from agenteval.secrets import redact_mapping
@@ -65,6 +67,10 @@ class Session:
     prices: dict[str, Any] | None = None
     judge: Any | None = None  # agenteval.judge.Judge: start(), close(), score(), describe()
     extra_settings: dict[str, Any] = field(default_factory=dict)
+    command: str = "agenteval run"
+    """Written into the run's lock file, for the message a second writer gets."""
+    inputs: list[tuple[str, Path | None]] = field(default_factory=list)
+    """Other input files (prompt template, price table...) ``out`` must not be or contain."""
 
     live: LiveSummary | None = None
     """Fed as trials are written (fresh runs); None after a resume (summary re-read)."""
@@ -84,23 +90,55 @@ class Session:
                     yield Case.model_validate_json(line)
 
     def open(self) -> tuple[RunWriter, set[tuple[str, int]], int, list[str]]:
-        """Validate the dataset, create or reopen the run; nothing runs yet."""
+        """Validate the dataset, create or reopen the run; nothing runs yet.
+
+        ``out`` must not be, contain or lie inside the dataset or another input. A resume
+        takes the run's lock and checks, before anything is changed, that the run was made
+        with the same fingerprint (:mod:`agenteval.fingerprint`): the same agent, judge,
+        scorers, repeats, limit and dataset.
+        """
+        check_out_dir(self.out, [("dataset", self.dataset), *self.inputs])
         if self.resume:
             ref = scan_dataset(self.dataset)
             total = min(ref.cases, self.limit) if self.limit else ref.cases
-            old = read_header(self.out)
-            if old.dataset.sha256 != ref.sha256:
-                raise InputError(
-                    "the dataset changed since this run started; start a new run",
-                    file=self.dataset,
-                )
-            writer, done, notes = RunWriter.open_resume(self.out)
+            new = self._header(ref)
+
+            def same_run(old: RunHeader) -> None:
+                if old.kind != "run":
+                    raise InputError(
+                        f"--resume continues a run made by 'agenteval run'; this one was made"
+                        f" by 'agenteval {old.kind}'",
+                        file=self.out,
+                    )
+                diffs = differences(old, new)
+                if [k for k, _, _ in diffs] == ["dataset"]:
+                    raise InputError(
+                        "the dataset changed since this run started; start a new run",
+                        file=self.dataset,
+                    )
+                if diffs:
+                    raise InputError(f"--resume: {describe_differences(diffs)}", file=self.out)
+
+            writer, done, notes = RunWriter.open_resume(
+                self.out, command=f"{self.command} --resume", check=same_run
+            )
+            try:
+                if not (self.out / CASES).exists():  # killed before the snapshot was moved in
+                    snapshot, _ = self._scan_and_snapshot()
+                    shutil.move(snapshot, self.out / CASES)
+            except BaseException:
+                writer.close()
+                raise
             notes.append(f"{len(done)} trial(s) already recorded")
             return writer, done, total * self.settings.repeats - len(done), notes
         snapshot, ref = self._scan_and_snapshot()
         try:
-            writer = self._create(ref)
-            shutil.move(snapshot, self.out / CASES)
+            writer = RunWriter.create(self.out, self._header(ref), command=self.command)
+            try:
+                shutil.move(snapshot, self.out / CASES)
+            except BaseException:
+                writer.discard()
+                raise
         finally:
             snapshot.unlink(missing_ok=True)
         self.live = live_summary(writer)
@@ -110,13 +148,13 @@ class Session:
     def _scan_and_snapshot(self) -> tuple[Path, DatasetRef]:
         """Read the dataset once: validate every case, check that ids are unique, hash the
         cases and write the cases snapshot (the first ``limit`` cases) to a temporary file
-        that :meth:`open` moves into the run once the run exists.
+        (in the system's temporary folder: never beside ``out``, where we did not create
+        anything) that :meth:`open` moves into the run once the run exists.
 
         One validation pass over the dataset (:func:`scan_dataset` writes the snapshot as
         it goes).
         """
-        parent = self.out.parent if self.out.parent.is_dir() else Path(tempfile.gettempdir())
-        tmp = parent / f".agenteval-cases-{uuid.uuid4().hex}.tmp"
+        tmp = Path(tempfile.gettempdir()) / f".agenteval-cases-{uuid.uuid4().hex}.tmp"
         written = 0
         try:
             small = self.dataset.stat().st_size <= KEEP_CASES_BYTES
@@ -141,7 +179,8 @@ class Session:
         self._kept = kept
         return tmp, ref
 
-    def _create(self, ref: DatasetRef) -> RunWriter:
+    def _header(self, ref: DatasetRef) -> RunHeader:
+        """The header of a new run of this session (also what a resume is checked against)."""
         scorer_specs = self.scorers.specs
         agent_desc = redact_mapping(self.agent.describe())
         if self.judge is not None:
@@ -155,7 +194,8 @@ class Session:
             prices=self.prices,
             settings={**self.settings.to_dict(), "limit": self.limit, **self.extra_settings},
         )
-        return RunWriter.create(self.out, header)
+        setattr(header, "fingerprint", digest(header))  # noqa: B010 - an extra header field
+        return header
 
     async def arun(
         self,
@@ -167,10 +207,20 @@ class Session:
         """Run the missing trials on the current event loop."""
         items = work_items(self._cases(), self.settings.repeats, done)
         judge: TrialJudge | None = self.judge
-        await self.agent.start()
+        try:
+            await self.agent.start()
+        except BaseException:
+            writer.discard()  # a fresh run with nothing in it must not block the next one
+            with contextlib.suppress(Exception):
+                await self.agent.close()  # what a half-done start opened (HTTP sessions...)
+            raise
         try:
             if self.judge is not None:
-                await self.judge.start()
+                try:
+                    await self.judge.start()
+                except BaseException:
+                    writer.discard()
+                    raise
             await run_trials(
                 self.agent,
                 items,

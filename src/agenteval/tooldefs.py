@@ -8,8 +8,12 @@ object ``{"name", "description", "parameters"}``. Both become the bare inner obj
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+from agenteval.errors import InputError
 
 
 def normalize_tool_def(raw: Any) -> dict[str, Any]:
@@ -61,3 +65,31 @@ def tool_list_field(value: Any) -> list[dict[str, Any]] | None:
     if not isinstance(value, list):
         raise ValueError("must be a list of tool definitions")
     return normalize_tool_defs(value)
+
+
+def load_tool_file(path: str | Path) -> list[dict[str, Any]]:
+    """Read a list of tool definitions from a JSON or YAML file (a list, or a mapping with a
+    ``tools`` list), normalised. YAML goes through :func:`agenteval.yaml_guard.safe_load`
+    (alias bombs refused). Any problem raises InputError naming the file."""
+    import yaml
+
+    from agenteval import yaml_guard
+
+    path = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot be read ({e})", file=path) from None
+    try:
+        data = json.loads(text) if path.endswith(".json") else yaml_guard.safe_load(text, path)
+    except (ValueError, yaml.YAMLError, RecursionError) as e:
+        detail = "nested too deeply" if isinstance(e, RecursionError) else " ".join(str(e).split())
+        raise InputError(f"not valid JSON/YAML ({detail})", file=path) from None
+    if isinstance(data, dict) and "tools" in data:
+        data = data["tools"]
+    if not isinstance(data, list):
+        raise InputError("must hold a list of tool definitions", file=path)
+    try:
+        return normalize_tool_defs(data)
+    except ValueError as e:
+        raise InputError(str(e), file=path) from None

@@ -176,7 +176,7 @@ def test_token_never_in_describe_or_errors(tmp_path: Path) -> None:
     assert TOKEN not in err.message and "[REDACTED]" in err.message
     desc = agent.describe()
     assert TOKEN not in json.dumps(desc)
-    assert desc["headers"] == {"X-Token": "${SVC_TOKEN}-x"}
+    assert desc["headers"] == {"X-Token": "[REDACTED]"}  # not on the public-header list
     assert desc["kind"] == "http_json" and desc["response"]["output"] == "data.answer"
 
 

@@ -23,10 +23,11 @@ from agenteval.agents.json_tools import (
     parse_json_reply,
     tool_listing,
 )
-from agenteval.agents.tool_loop import ToolLoopAgent, build_from_args
+from agenteval.agents.tool_loop import ToolLoopAgent
 from agenteval.agents.tool_loop_args import add_arguments
 from agenteval.agents.toolset import ToolSet, parse_docstring
 from agenteval.case import Case
+from agenteval.cli._tool_loop import build_from_args
 from agenteval.errors import InputError
 from agenteval.http import RetryPolicy
 from agenteval.runner import run_one

@@ -284,6 +284,21 @@ CORPUS = [
             "run", "{d}/cases.jsonl", "--endpoint", DEAD, "--model", "m", "--out", "{d}/cases.jsonl"
         ),
     ),
+    Entry(
+        "arg_out_is_dataset_folder",
+        "cli",
+        _args("run", "{d}/cases.jsonl", "--endpoint", DEAD, "--model", "m", "--out", "{d}"),
+    ),
+    Entry(
+        "arg_score_out_is_trials_folder",
+        "cli",
+        _args("score", "{d}/cases.jsonl", "{d}/trials.jsonl", "--out", "{d}/good/.."),
+    ),
+    Entry(
+        "arg_report_onto_run_file",
+        "cli",
+        _args("report", "{d}/good", "--html", "{d}/good/trials.jsonl"),
+    ),
     Entry("arg_resume_no_run", "cli", _run_args("--resume")),
     Entry(
         "arg_dataset_directory",

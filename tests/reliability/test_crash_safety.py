@@ -278,8 +278,6 @@ def test_torn_line_reported_when_resume_starts(tmp_path: Path) -> None:
             srv.base_url,
             "--model",
             "m",
-            "--limit",
-            "10",
             "--concurrency",
             "2",
             "--quiet",
@@ -290,9 +288,8 @@ def test_torn_line_reported_when_resume_starts(tmp_path: Path) -> None:
         path = tmp_path / "r" / "trials.jsonl"
         keep = path.read_bytes().splitlines(keepends=True)[:2]
         path.write_bytes(b"".join(keep) + b'{"case_id": "k0')  # torn tail
-        full: list[Any] = [a if a != "10" else str(N_CASES) for a in base]
-        proc = subprocess.Popen(
-            agenteval_cmd(*full, "--resume"),
+        proc = subprocess.Popen(  # a resume must keep --limit: the run is made again whole
+            agenteval_cmd(*base, "--resume"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

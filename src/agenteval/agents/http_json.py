@@ -40,12 +40,13 @@ from typing import Any, NoReturn
 
 import yaml
 
+from agenteval import yaml_guard
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.errors import InputError
 from agenteval.http import HttpClient, RetryPolicy
 from agenteval.prompt import placeholder_value, render_template
-from agenteval.secrets import REDACTED, Redactor, is_secret_key, redact_mapping
+from agenteval.secrets import Redactor, redact_headers, redact_mapping, redact_url, url_secrets
 from agenteval.trial import ToolCall
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -176,7 +177,7 @@ def _load(path: Path) -> dict[str, Any]:
     except OSError as e:
         raise InputError(f"cannot read agent config: {e.strerror or e}", file=path) from e
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml_guard.safe_load(text, path)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -226,21 +227,20 @@ class HttpJsonAgent:
     ) -> None:
         self.config_path = Path(config_path)
         self._cfg = _Config(self.config_path, os.environ if env is None else env)
-        self._redactor = Redactor(self._cfg.secrets)
+        secrets = [*self._cfg.secrets, *url_secrets(self._cfg.url)]
+        self._redactor = Redactor(secrets)
         self.client = HttpClient(
-            policy, limit=limit, headers=self._cfg.headers, secrets=self._cfg.secrets, rng=rng
+            policy, limit=limit, headers=self._cfg.headers, secrets=secrets, rng=rng
         )
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "http_json", config, url, headers, body, response}`` with secrets removed.
 
-        Header values using ``${VAR}`` are shown as written (the variable's name, never its
-        value); other values under secret-looking names are ``[REDACTED]``.
+        Header values are ``[REDACTED]`` unless the header is on
+        :data:`~agenteval.secrets.PUBLIC_HEADERS` (``Content-Type``, ``Accept``...); the URL
+        loses its credentials (:func:`~agenteval.secrets.redact_url`).
         """
-        headers = {
-            k: t if _ENV_REF.search(t) else (REDACTED if is_secret_key(k) else t)
-            for k, t in self._cfg.header_templates.items()
-        }
+        headers = redact_headers(self._cfg.header_templates)
         response: dict[str, Any] = {"output": self._cfg.output}
         if self._cfg.calls:
             response["tool_calls"] = self._cfg.calls
@@ -249,7 +249,7 @@ class HttpJsonAgent:
         desc = {
             "kind": "http_json",
             "config": str(self.config_path),
-            "url": self._cfg.url_template,
+            "url": redact_url(self._cfg.url_template),
             "body": self._cfg.body,
             "response": response,
         }

@@ -28,6 +28,7 @@ from typing import Any
 
 from agenteval.agents.toolset import Invoke, ToolError
 from agenteval.errors import InputError
+from agenteval.secrets import redact_url, redact_urls
 
 _MAX_PAGES = 100
 
@@ -39,8 +40,9 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _describe_error(exc: BaseException) -> str:
+    """The leaf errors of ``exc`` on one line, URL credentials redacted."""
     parts = [f"{type(e).__name__}: {e}".rstrip(": ") for e in _leaves(exc)]
-    return "; ".join(dict.fromkeys(parts))[:500]
+    return redact_urls("; ".join(dict.fromkeys(parts))[:2000])[:500]
 
 
 def _dump(obj: Any) -> Any:
@@ -97,14 +99,15 @@ class McpServer:
         self.env = env
         self.cwd = cwd
         self.startup_timeout_s = startup_timeout_s
-        self.label = f"MCP server '{url or shlex.join(argv)}'"
+        self.label = f"MCP server '{redact_url(url) if url else shlex.join(argv)}'"
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
 
     def describe(self) -> dict[str, Any]:
-        """``{"url": ...}`` or ``{"command": [...]}`` (environment values are not included)."""
-        return {"url": self.url} if self.url else {"command": self.argv}
+        """``{"url": ...}`` (credentials removed) or ``{"command": [...]}`` (environment
+        values are not included)."""
+        return {"url": redact_url(self.url)} if self.url else {"command": self.argv}
 
     async def start(self) -> list[tuple[dict[str, Any], Invoke]]:
         """Connect and list the tools. InputError when the server cannot be reached."""

@@ -18,7 +18,7 @@ from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.http import HttpClient, RetryPolicy
 from agenteval.prompt import build_messages
-from agenteval.secrets import Redactor, redact_mapping
+from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
 from agenteval.tooldefs import as_openai_tools, normalize_tool_defs
 from agenteval.trial import ToolCall
 
@@ -41,8 +41,12 @@ class ChatResult:
 
 
 def chat_url(base_url: str) -> str:
-    """``{base_url}/chat/completions`` (``base_url`` as OpenAI clients take it, e.g. ``.../v1``)."""
-    return base_url.rstrip("/") + "/chat/completions"
+    """``{base_url}/chat/completions`` (``base_url`` as OpenAI clients take it, e.g. ``.../v1``).
+
+    A query string in ``base_url`` (``...?api-version=...``) stays after the new path.
+    """
+    head, qmark, query = base_url.partition("?")
+    return head.rstrip("/") + "/chat/completions" + qmark + query
 
 
 async def chat_completion(
@@ -165,7 +169,7 @@ class OpenAIChatAgent:
     applies); ``params`` are extra request fields (temperature, max_tokens...). The output
     is the final assistant content, ``""`` when the model answered only with tool calls.
     ``api_key`` is sent as ``Authorization: Bearer ...`` and never appears in messages or
-    :meth:`describe`.
+    :meth:`describe`; nor do credentials in ``base_url`` (user info, secret query values).
     """
 
     def __init__(
@@ -186,6 +190,7 @@ class OpenAIChatAgent:
         self.params = dict(params or {})
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         secrets = [api_key] if api_key else []
+        secrets += url_secrets(base_url)
         self.client = HttpClient(policy, limit=limit, headers=headers, secrets=secrets, rng=rng)
         self._redactor = Redactor(secrets)
 
@@ -193,7 +198,7 @@ class OpenAIChatAgent:
         """``{kind: "openai_chat", base_url, model, params[, prompt_template]}``, no secret."""
         desc: dict[str, Any] = {
             "kind": "openai_chat",
-            "base_url": self.base_url,
+            "base_url": redact_url(self.base_url),
             "model": self.model,
             "params": self.params,
         }

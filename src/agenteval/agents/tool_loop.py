@@ -36,10 +36,7 @@ The trial stores the transcript (``messages``) and the tool definitions offered
 
 from __future__ import annotations
 
-import argparse
-import os
 import random
-from pathlib import Path
 from typing import Any, Literal
 
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
@@ -58,7 +55,7 @@ from agenteval.case import Case
 from agenteval.errors import InputError
 from agenteval.http import HttpClient, RetryPolicy
 from agenteval.prompt import build_messages
-from agenteval.secrets import Redactor, redact_mapping
+from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
 from agenteval.trial import ToolCall
 
 ToolFormat = Literal["native", "json"]
@@ -105,6 +102,7 @@ class ToolLoopAgent:
         self.answer_on_last_turn = answer_on_last_turn
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         secrets = [api_key] if api_key else []
+        secrets += url_secrets(base_url)
         self.client = HttpClient(policy, limit=limit, headers=headers, secrets=secrets, rng=rng)
         self._redactor = Redactor(secrets)
         self._defs: list[dict[str, Any]] = []
@@ -114,7 +112,7 @@ class ToolLoopAgent:
         (``tools``: the names known before start; MCP servers are listed under ``mcp``)."""
         desc: dict[str, Any] = {
             "kind": "tool_loop",
-            "base_url": self.base_url,
+            "base_url": redact_url(self.base_url),
             "model": self.model,
             "params": self.params,
             "max_turns": self.max_turns,
@@ -132,9 +130,10 @@ class ToolLoopAgent:
         return redact_mapping(desc, self._redactor)
 
     async def start(self) -> None:
-        """Open the HTTP session and connect the tools (MCP servers)."""
-        await self.client.start()
+        """Connect the tools (MCP servers) and open the HTTP session; when a tool server
+        cannot start, nothing is left open."""
         await self.toolset.start()
+        await self.client.start()
         self._defs = self.toolset.definitions()
 
     async def close(self) -> None:
@@ -249,43 +248,3 @@ def build_toolset(modules: list[str], mcp_commands: list[str], mcp_urls: list[st
     for url in mcp_urls:
         toolset.add_provider(McpServer(url=url))
     return toolset
-
-
-def build_from_args(args: argparse.Namespace, policy: RetryPolicy) -> ToolLoopAgent:
-    """The tool-loop agent the command line asks for (``--agent tool-loop``).
-
-    Uses ``--endpoint``, ``--model``, ``--api-key-env``, ``--param``, ``--prompt-template``,
-    ``--concurrency`` and the options of :func:`add_arguments`. InputError when the endpoint,
-    the model or every tool is missing.
-    """
-    from agenteval.cli._common import parse_params  # command-line glue only
-
-    if not getattr(args, "endpoint", None) or not getattr(args, "model", None):
-        raise InputError("--agent tool-loop needs --endpoint BASE_URL and --model NAME")
-    modules = list(getattr(args, "tools", None) or [])
-    mcp = list(getattr(args, "mcp", None) or [])
-    urls = list(getattr(args, "mcp_url", None) or [])
-    if not (modules or mcp or urls):
-        raise InputError(
-            "--agent tool-loop needs tools: --tools MODULE, --mcp CMD or --mcp-url URL"
-        )
-    template = None
-    if getattr(args, "prompt_template", None):
-        try:
-            template = Path(args.prompt_template).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError(f"cannot be read ({e})", file=args.prompt_template) from None
-    key_env = getattr(args, "api_key_env", None) or "OPENAI_API_KEY"
-    return ToolLoopAgent(
-        args.endpoint,
-        args.model,
-        build_toolset(modules, mcp, urls),
-        api_key=os.environ.get(key_env) or None,
-        max_turns=int(getattr(args, "max_turns", 10)),
-        policy=policy,
-        limit=int(getattr(args, "concurrency", 100) or 100),
-        params=parse_params(list(getattr(args, "param", None) or [])),
-        prompt_template=template,
-        tool_format=getattr(args, "tool_format", "native") or "native",
-        answer_on_last_turn=bool(getattr(args, "answer_on_last_turn", False)),
-    )

@@ -64,13 +64,17 @@ def run_benchmarks(
     build_agent: Callable[[argparse.Namespace], Any],
     build_scorers: Callable[..., Scorers],
     console: Console,
+    *,
+    run_session: Callable[..., int],
 ) -> int:
     """Run every benchmark named by ``args.benchmark``; the exit code (0, or 130 interrupted).
 
     ``build_agent(args)`` makes the agent (it reads ``args.prompt_template`` as a file
     path). ``build_scorers`` is accepted for symmetry with ``run`` but the suite decides
-    its scorers; ``--scorer`` ones are added. Every name, the dataset override and the
-    judge options are checked before any agent is called.
+    its scorers; ``--scorer`` ones are added. ``run_session(ns, dataset=, agent=, scorers=,
+    out=, extra_settings=)`` runs one suite and returns its exit code (the command line's
+    ``run`` passes its own, so this package never imports the command line). Every name,
+    the dataset override and the judge options are checked before any agent is called.
     """
     del build_scorers  # the suite chooses its scorers; --scorer ones are added below
     reg = registry_from_args(args)
@@ -94,7 +98,9 @@ def run_benchmarks(
         for b in benches:
             ns = _namespace_for(args, b, Path(tmp))
             dataset = Path(override) if override else b.dataset
-            code = _run_one(ns, b, dataset, base / b.name, build_agent, kinds, extra, console)
+            code = _run_one(
+                ns, b, dataset, base / b.name, build_agent, kinds, extra, console, run_session
+            )
             if code != 0:
                 return code
     return 0
@@ -119,9 +125,8 @@ def _run_one(
     kinds: list[str] | None,
     extra: list[ScorerFn],
     console: Console,
+    run_session: Callable[..., int],
 ) -> int:
-    from agenteval.cli.run import run_session
-
     scorers = Scorers([*benchmark_scorers(b, kinds), *extra])
     agent = build_agent(ns)
     if not ns.quiet:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agenteval import yaml_guard
 from agenteval._imports import load_callable
 from agenteval.benchmarks.registry import Benchmark, Registry
 from agenteval.benchmarks.scorers import answer_match, instruction_following, refusal_check
@@ -55,7 +56,7 @@ def load_benchmark_file(path: str | Path, registry: Registry) -> list[Benchmark]
 
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml_guard.safe_load(p.read_text(encoding="utf-8"), p)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot be read ({e})", file=p) from None
     except yaml.YAMLError as e:
@@ -112,7 +113,7 @@ def _one(item: Any, path: Path) -> Benchmark:
         rubric = str(candidate) if candidate.is_file() else rubric
     tools = item.get("tools") or []
     if item.get("tools_file"):
-        from agenteval.cli._common import load_tool_file
+        from agenteval.tooldefs import load_tool_file
 
         tools = load_tool_file(str(base / str(item["tools_file"])))
     if not isinstance(tools, list):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -37,10 +38,35 @@ COMMAND_OF = {
 """Commands registered by a module of another name."""
 
 
+_SPEC_REF = re.compile(r"\s*\(SPEC §[\w.§ ,-]*\)|\s*SPEC §[\w.-]*")
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^`>]*>)?`")
+_LITERAL = re.compile(r"``(.+?)``|(?<![\w`])`([^`]{1,200})`(?![\w`])|\*\*(.+?)\*\*", re.S)
+
+
+def help_text(text: str) -> str:
+    """Docstring text as shown by ``--help``: reStructuredText/Markdown markup removed
+    (````x````, ```x```, ``**x**`` and ``:func:`~pkg.mod.x``` become ``x``; a ``~`` keeps
+    only the last dotted part) and references to the internal spec (``SPEC §2.1``) dropped.
+    """
+
+    def role(m: re.Match[str]) -> str:
+        target = m.group(1).strip()
+        whole = m.group(0)
+        return target.rsplit(".", 1)[-1] if ":`~" in whole else target
+
+    text = _SPEC_REF.sub("", text)
+    text = _ROLE.sub(role, text)
+    return _LITERAL.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+
+
 class _Parser(argparse.ArgumentParser):
+    def format_help(self) -> str:
+        """The help text, with docstring markup removed (:func:`help_text`)."""
+        return help_text(super().format_help())
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_INPUT, f"agenteval: error: {message}\n")
+        self.exit(EXIT_INPUT, f"agenteval: error: {_safe_message(message)}\n")
 
 
 def _wanted_module(argv: Sequence[str]) -> str | None:
@@ -73,6 +99,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _safe_message(text: str) -> str:
+    """An error message as printed: URL credentials redacted, escape sequences and control
+    characters removed (it may quote a URL, a file's content or an agent's output)."""
+    from agenteval.secrets import redact_urls
+    from agenteval.untrusted import strip_unsafe
+
+    return strip_unsafe(redact_urls(text))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -84,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except AgentEvalError as e:
-        print(f"agenteval: error: {e}", file=sys.stderr)
+        print(f"agenteval: error: {_safe_message(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("agenteval: interrupted", file=sys.stderr)

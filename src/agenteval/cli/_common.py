@@ -5,24 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 
 from agenteval.errors import InputError
-from agenteval.rundir import RunWriter
+from agenteval.report.finish import finish_run as finish_run  # re-exported for commands
+from agenteval.report.finish import live_summary as live_summary
 from agenteval.score import ScorerFn
 from agenteval.scorer_set import ScorerConfig, ScorerOverrides
 from agenteval.scorer_set import build_scorers as _build_scorers
 from agenteval.scorers import PII_KINDS
 from agenteval.scoring import Scorers
-from agenteval.tooldefs import normalize_tool_defs
-
-if TYPE_CHECKING:
-    from agenteval.report.live import LiveSummary
+from agenteval.tooldefs import load_tool_file
+from agenteval.untrusted import strip_unsafe
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -52,29 +49,6 @@ def add_scorer_args(p: argparse.ArgumentParser) -> None:
         metavar="K1,K2",
         help=f"kinds pii_leakage looks for (default: all: {','.join(PII_KINDS)})",
     )
-
-
-def load_tool_file(path: str) -> list[dict[str, Any]]:
-    """Read a list of tool definitions from JSON or YAML."""
-    import yaml
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot be read ({e})", file=path) from None
-    try:
-        data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError, RecursionError) as e:
-        detail = "nested too deeply" if isinstance(e, RecursionError) else " ".join(str(e).split())
-        raise InputError(f"not valid JSON/YAML ({detail})", file=path) from None
-    if isinstance(data, dict) and "tools" in data:
-        data = data["tools"]
-    if not isinstance(data, list):
-        raise InputError("must hold a list of tool definitions", file=path)
-    try:
-        return normalize_tool_defs(data)
-    except ValueError as e:
-        raise InputError(str(e), file=path) from None
 
 
 def pii_kinds_arg(args: argparse.Namespace) -> list[str] | None:
@@ -139,41 +113,7 @@ def console_for(args: argparse.Namespace) -> Console:
     )
 
 
-def live_summary(writer: RunWriter) -> LiveSummary:
-    """Count every trial the writer appends from now on (call right after creating it)."""
-    from agenteval.report.live import LiveSummary
-
-    live = LiveSummary(writer.run_dir, writer.header)
-    writer.observer = live.add
-    return live
-
-
-def finish_run(
-    writer: RunWriter, console: Console, *, show: bool = True, live: LiveSummary | None = None
-) -> dict[str, Any]:
-    """Summarise the run, store the summary in run.json and print it.
-
-    With ``live`` (fed as trials were appended) the trials are not read back; without it
-    (e.g. after ``--resume``) the run directory is summarised from its files.
-    """
-    from agenteval.report import summarize
-
-    summary = live.finish() if live is not None else summarize(writer.run_dir)
-    data = summary.model_dump(mode="json")
-    writer.finish(data)
-    if show and not console.quiet:  # --quiet: nothing is printed, so nothing is rendered
-        from agenteval.report import render_terminal
-
-        render_terminal(summary, console)
-        console.print(f"run written to {writer.run_dir}", markup=False)
-    return data
-
-
-_ANSI = re.compile(
-    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f]"
-)
-
-
 def plain(text: str) -> str:
-    """Text from untrusted sources made safe to print: escape sequences and controls removed."""
-    return _ANSI.sub("", text)
+    """Text from untrusted sources made safe to print: escape sequences and controls removed
+    (:func:`agenteval.untrusted.strip_unsafe`; tab and newline stay)."""
+    return strip_unsafe(text)

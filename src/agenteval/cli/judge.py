@@ -34,6 +34,7 @@ from agenteval.judge import (
     read_labels,
     render_agreement,
 )
+from agenteval.outpaths import check_out_dir
 from agenteval.rundir import RunHeader, RunWriter, TrialRecord, cases_path, iter_trials, read_header
 from agenteval.score import Score
 
@@ -109,8 +110,7 @@ def run_judge(args: argparse.Namespace) -> int:
     """``agenteval judge``: see the module docstring."""
     src = Path(args.run_dir)
     out = Path(args.out)
-    if out.resolve() == src.resolve():
-        raise InputError("--out must be a new directory; judge never modifies a run", file=out)
+    check_out_dir(args.out, [("source run", args.run_dir)])  # judge never modifies its source
     old = read_header(src)
     cases = load_run_cases(src)
     config = judge_config_from_args(args)
@@ -135,7 +135,7 @@ def run_judge(args: argparse.Namespace) -> int:
         async with judge:
             await _judge_records(judge, iter_trials(src), cases, writer, config.concurrency * 2)
 
-    with RunWriter.create(out, header) as writer:
+    with RunWriter.create(out, header, command="agenteval judge") as writer:
         (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
         asyncio.run(go(writer))
         try:

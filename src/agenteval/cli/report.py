@@ -2,19 +2,23 @@
 
 With no option, the summary is printed. With ``--html/--json/--junit/--markdown FILE``,
 each file is written (the HTML report is one self-contained file) and its path printed.
+A report file may not be the run directory, one of its own files (run.json, cases.jsonl,
+trials.jsonl, run.lock), the price table, or the same file as another report: each is
+refused with exit code 2 before anything is written.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from agenteval.cli._common import console_for
-from agenteval.errors import EXIT_OK, InputError
+from agenteval.errors import EXIT_OK
+from agenteval.outpaths import check_out_files
 from agenteval.pricing import load_prices
 from agenteval.report import render_terminal, summarize, write_json, write_junit, write_markdown
 from agenteval.report.html import write_html
+from agenteval.rundir import RUN_FILES
 
 
 def register(sub: Any) -> None:
@@ -39,21 +43,19 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _check_out(path: str) -> Path:
-    out = Path(path)
-    if out.is_dir():
-        raise InputError("is a directory; give a file path", file=out)
-    if not out.parent.exists():
-        raise InputError("the folder to write into does not exist", file=out)
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Print the summary or write the requested files; 0 on success."""
     console = console_for(args)
     prices = load_prices(args.prices) if args.prices else None
     outputs = [(k, getattr(args, k)) for k in ("html", "json", "junit", "markdown")]
-    wanted = [(k, _check_out(v)) for k, v in outputs if v]
+    given = [(k, v) for k, v in outputs if v]
+    checked = check_out_files(
+        [(f"--{k}", v) for k, v in given],
+        [("run", args.run_dir), ("price table", args.prices)],
+        protected_dir=args.run_dir,
+        protected_names=RUN_FILES,
+    )
+    wanted = [(k, out) for (k, _), out in zip(given, checked, strict=True)]
     if not wanted:
         render_terminal(summarize(args.run_dir, prices=prices), console)
         return EXIT_OK

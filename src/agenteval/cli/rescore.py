@@ -35,6 +35,7 @@ from agenteval.cli._common import (
     scorer_overrides,
 )
 from agenteval.errors import InputError
+from agenteval.outpaths import check_out_dir
 from agenteval.rundir import (
     CASES,
     HEADER,
@@ -172,8 +173,7 @@ class RunCases:
 def run(args: argparse.Namespace) -> int:
     src = Path(args.run_dir)
     out = Path(args.out)
-    if out.resolve() == src.resolve():
-        raise InputError("--out must be a new directory; rescore never modifies a run", file=out)
+    check_out_dir(args.out, [("source run", args.run_dir)])  # rescore never modifies its source
     old = read_header(src)
     rebuilt = rebuild_scorers(old.scorers, scorer_overrides(args), where=str(src / HEADER))
     for note in rebuilt.notes:
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
             source_run=str(src),
         )
         created = not out.exists()
-        writer = RunWriter.create(out, header)  # refuses an existing run: nothing to undo
+        writer = RunWriter.create(out, header, command="agenteval rescore")
         try:
             with writer:
                 shutil.copyfile(cases.path, out / CASES)

@@ -44,8 +44,9 @@ def register(sub: Any) -> None:
     a.add_argument(
         "--agent",
         metavar="MODULE:FN",
-        help="a Python callable taking the case, or 'tool-loop' (the built-in tool-calling"
-        " agent: --endpoint/--model plus --tools/--mcp)",
+        help="a Python callable taking the case, as package.module:fn or path/to/file.py:fn,"
+        " or 'tool-loop' (the built-in tool-calling agent: --endpoint/--model plus"
+        " --tools/--mcp)",
     )
     a.add_argument("--endpoint", metavar="BASE_URL", help="OpenAI-compatible base URL (.../v1)")
     a.add_argument("--model", help="model name for --endpoint")
@@ -124,9 +125,9 @@ def _positive_float(s: str) -> float:
 def build_agent(args: argparse.Namespace) -> Agent:
     """The adapter the arguments name; InputError when they name none or several."""
     if args.agent == "tool-loop":
-        from agenteval.agents import tool_loop  # only this agent needs the tool machinery
+        from agenteval.cli._tool_loop import build_from_args  # only this agent needs tools
 
-        return tool_loop.build_from_args(args, retry_policy(args))
+        return build_from_args(args, retry_policy(args))
     chosen = [x for x in (args.agent, args.endpoint, args.http_config) if x]
     if len(chosen) != 1:
         raise InputError(
@@ -176,7 +177,9 @@ def run(args: argparse.Namespace) -> int:
     if args.benchmark:
         from agenteval.benchmarks import run_benchmarks  # suites load only when asked for
 
-        return run_benchmarks(args, build_agent, build_scorers, console_for(args))
+        return run_benchmarks(
+            args, build_agent, build_scorers, console_for(args), run_session=run_session
+        )
     if not args.dataset:
         raise InputError("give a DATASET file")
     out = Path(args.out or f"runs/run-{datetime.now(UTC):%Y%m%d-%H%M%S}")
@@ -226,6 +229,15 @@ def run_session(
             "retry_base_s": args.retry_base,
             "request_timeout_s": args.request_timeout,
         },
+        inputs=[
+            (what, Path(v) if v else None)
+            for what, v in (
+                ("prompt template", args.prompt_template),
+                ("price table", args.prices),
+                ("HTTP config", args.http_config),
+                ("tool definitions", getattr(args, "suite_tools", None)),
+            )
+        ],
     )
     if args.quiet:
         mode = "none"

@@ -2,7 +2,8 @@
 
 Both files are validated completely before the run directory is created: a bad dataset, a
 bad trial file, or a trial whose case is not in the dataset stops the command with exit
-code 2 and nothing written.
+code 2 and nothing written. RUN_DIR must be new or empty, and may not be, contain or lie
+inside CASES or TRIALS; both are only ever read.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from agenteval._gc import frozen_heap
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run
 from agenteval.dataset import iter_cases, load_case_index, scan_dataset
 from agenteval.errors import InputError
+from agenteval.outpaths import check_out_dir
 from agenteval.rundir import RunHeader, RunWriter, write_cases
 from agenteval.trialfile import iter_numbered_trials, iter_trial_file
 
@@ -36,6 +38,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    check_out_dir(args.out, [("dataset", args.cases), ("trial file", args.trials)])
     ref = scan_dataset(args.cases)
     scorers = build_scorers(args)
     cases = load_case_index(args.cases)
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         scorers=scorers.specs,
         settings={"trials_file": str(Path(args.trials))},
     )
-    with RunWriter.create(out, header) as writer:
+    with RunWriter.create(out, header, command="agenteval score") as writer:
         write_cases(out, iter_cases(args.cases))
         with frozen_heap():
             for trial in iter_trial_file(args.trials):

@@ -2,7 +2,9 @@
 
 Only ``true``/``false`` are booleans and dates stay text, so ``yes``, ``no`` and
 ``2024-01-01`` are read as strings. Line numbers come from the YAML node marks: a row's line
-is where its mapping starts, and each top-level key's value has its own line.
+is where its mapping starts, and each top-level key's value has its own line. Aliases may
+not expand the document by more than :data:`~agenteval.yaml_guard.MAX_ALIAS_NODES` nodes
+(an alias bomb is refused, exit code 2).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import yaml
 
 from agenteval.dataset.records import Row, read_text
 from agenteval.errors import InputError
+from agenteval.yaml_guard import check_aliases
 
 
 class _YamlLoader(yaml.SafeLoader):
@@ -62,6 +65,7 @@ def iter_yaml_rows(path: str | Path) -> Iterator[Row]:
             raise InputError("not valid YAML: nested too deeply", file=p) from None
         if root is None:
             raise InputError("is empty; expected a list of cases", file=p)
+        check_aliases(root, p)
         items: yaml.Node = root
         if isinstance(root, yaml.MappingNode):
             found = next((v for k, v in root.value if k.value == "cases"), None)

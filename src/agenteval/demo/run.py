@@ -15,6 +15,7 @@ status is 0 when both verdicts come out that way.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from agenteval.agents.base import Agent
 from agenteval.demo.agents import CarefulAgent, SloppyAgent
 from agenteval.demo.cases import demo_cases, spread, write_cases
 from agenteval.demo.shop import build_database
+from agenteval.errors import InputError
 from agenteval.runner import RunSettings
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring import Scorers
@@ -79,9 +81,44 @@ class DemoResult:
         return self.sloppy_blocked and self.careful_passed
 
 
+_DEMO_NAMES = frozenset(
+    {"shop.db", "cases.jsonl", "cases-local.jsonl", "shop_tools.py", "runs", "__pycache__"}
+)
+_DEMO_MARK = _TOOLS_MODULE.splitlines()[0]
+
+
+def _check_demo_dir(d: Path) -> None:
+    """``d`` must be new, empty, or an earlier demo's directory (only the demo's names,
+    and its data files only beside its own shop_tools.py): the demo never writes over
+    files it did not make. An earlier run in ``runs/NAME`` is replaced only if it holds a
+    ``run.json``."""
+    if not d.exists():
+        return
+    if not d.is_dir():
+        raise InputError("exists and is not a directory", file=d)
+    names = set(os.listdir(d))
+    if not names:
+        return
+    ours = names <= _DEMO_NAMES
+    if ours and names - {"runs", "__pycache__"}:  # data files: only with our shop_tools.py
+        try:
+            text = (d / "shop_tools.py").read_text(encoding="utf-8")
+            ours = text.startswith(_DEMO_MARK)
+        except (OSError, UnicodeDecodeError):
+            ours = False
+    if not ours:
+        shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
+        raise InputError(
+            f"is not empty and holds no agenteval demo ({shown}); choose a new or empty --dir",
+            file=d,
+        )
+
+
 def build_demo(root: str | Path) -> DemoFiles:
-    """Write the shop database, the dataset and the tools module into ``root``."""
+    """Write the shop database, the dataset and the tools module into ``root`` (new, empty,
+    or an earlier demo's directory; anything else is refused with InputError)."""
     d = Path(root)
+    _check_demo_dir(d)
     d.mkdir(parents=True, exist_ok=True)
     tools_module = d / "shop_tools.py"
     tools_module.write_text(_TOOLS_MODULE, encoding="utf-8")
@@ -104,7 +141,7 @@ def _run(
     prices: dict[str, Any] | None = None,
 ) -> Path:
     out = files.root / "runs" / name
-    if out.exists():
+    if (out / "run.json").exists():
         shutil.rmtree(out)  # a run of an earlier demo in the same directory
     console.print(Rule(f"agent: {name}"))
     session = Session(

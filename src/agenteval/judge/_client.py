@@ -23,10 +23,11 @@ _FILTERED = "the reply was stopped by the server's content filter"
 
 @dataclass(frozen=True, slots=True)
 class JudgeReply:
-    """What the judge answered."""
+    """What the judge answered (``finish_reason``: the API's, ``"length"`` when cut off)."""
 
     content: str | None
     refusal: str | None
+    finish_reason: str | None = None
 
 
 async def request_verdict(
@@ -42,4 +43,4 @@ async def request_verdict(
     refusal = result.message.get("refusal")
     if not (isinstance(refusal, str) and refusal.strip()):
         refusal = _FILTERED if result.finish_reason == "content_filter" else None
-    return JudgeReply(content=result.content, refusal=refusal)
+    return JudgeReply(content=result.content, refusal=refusal, finish_reason=result.finish_reason)

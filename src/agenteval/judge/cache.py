@@ -53,6 +53,7 @@ class CachedReply:
     model: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    finish_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The stored JSON form."""
@@ -63,6 +64,7 @@ class CachedReply:
             "model": self.model,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "finish_reason": self.finish_reason,
         }
 
     @classmethod
@@ -76,7 +78,8 @@ class CachedReply:
             return None
         if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (tin, tout)):
             return None
-        return cls(content, refusal, model, tin, tout)
+        finish = d.get("finish_reason")
+        return cls(content, refusal, model, tin, tout, finish if isinstance(finish, str) else None)
 
 
 class JudgeCache:

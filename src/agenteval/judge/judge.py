@@ -266,9 +266,14 @@ class Judge:
             hit = self._cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
-                return _Sample(
-                    parse_verdict(hit.content, scale, refusal=hit.refusal), None, [], True
+                verdict = parse_verdict(
+                    hit.content,
+                    scale,
+                    refusal=hit.refusal,
+                    finish_reason=hit.finish_reason,
+                    quoted=prompt.fenced,
                 )
+                return _Sample(verdict, None, [], True)
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.config.concurrency)
         rec = Recorder()
@@ -299,10 +304,18 @@ class Judge:
             return _Sample(None, error, usage, False)
         if self._cache is not None:
             tokens = (sum(u.input_tokens for u in usage), sum(u.output_tokens for u in usage))
-            entry = CachedReply(reply.content, reply.refusal, self.config.model, *tokens)
+            entry = CachedReply(
+                reply.content, reply.refusal, self.config.model, *tokens, reply.finish_reason
+            )
             with contextlib.suppress(OSError):  # an unwritable cache costs a call next time
                 self._cache.put(key, entry)
-        verdict = parse_verdict(reply.content, scale, refusal=reply.refusal)
+        verdict = parse_verdict(
+            reply.content,
+            scale,
+            refusal=reply.refusal,
+            finish_reason=reply.finish_reason,
+            quoted=prompt.fenced,
+        )
         return _Sample(verdict, None, usage, False)
 
     def _combine(self, rubric: Rubric, samples: list[_Sample]) -> Judgment:

@@ -37,10 +37,11 @@ LABELS = {
 
 @dataclass(frozen=True, slots=True)
 class RenderedPrompt:
-    """The judge's messages and the boundary their fences use."""
+    """The judge's messages, the boundary their fences use, and the fenced texts."""
 
     messages: list[dict[str, str]]
     boundary: str
+    fenced: tuple[str, ...] = ()
 
 
 def not_applicable_reason(rubric: Rubric, case: Case, trial: Trial) -> str | None:
@@ -159,4 +160,5 @@ def render_prompt(
             {"role": "user", "content": user},
         ],
         boundary=boundary,
+        fenced=tuple(values[p] for p in used),
     )

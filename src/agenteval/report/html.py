@@ -36,6 +36,8 @@ from agenteval.report.summary import summarize_records
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
 from agenteval.score import Score
+from agenteval.secrets import redact_mapping
+from agenteval.untrusted import show_unsafe
 
 MAX_TEXT = 20_000
 """Longest text shown for one field of a trial; longer text is cut with a note."""
@@ -165,14 +167,10 @@ def trial_rows(
         yield row
 
 
-_CONTROLS = {c: chr(0x2400 + c) for c in range(32) if chr(c) not in "\t\n\r"}
-_CONTROLS.update({0x7F: "\u2421"})
-_CONTROLS.update({c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
-
-
 def _visible_controls(value: Any) -> Any:
-    """Untrusted text with control and bidi-override characters shown, never acted on."""
-    return value.translate(_CONTROLS) if type(value) is str else value
+    """Untrusted text with control, bidi-override and other unsafe characters shown, never
+    acted on (:func:`agenteval.untrusted.show_unsafe`)."""
+    return show_unsafe(value) if type(value) is str else value
 
 
 def _env() -> jinja2.Environment:
@@ -234,7 +232,9 @@ def render_html(
         headline = None
     return template.generate(
         header=header,
-        agent_json=json.dumps(header.agent, indent=2, ensure_ascii=False, default=str)
+        agent_json=json.dumps(
+            redact_mapping(header.agent), indent=2, ensure_ascii=False, default=str
+        )
         if header.agent
         else None,
         s=summary,

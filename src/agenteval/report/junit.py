@@ -12,25 +12,23 @@ applied to at least one repeat, or errored.
 - ``time`` is the case's mean total latency; ``tests``/``failures``/``errors``/``skipped``
   counts on every suite and on ``<testsuites>`` agree with the testcases.
 
-Characters XML 1.0 cannot hold (control characters) are removed from all text.
+Escape sequences and unsafe characters (:mod:`agenteval.untrusted`: controls, C1, bidi
+overrides, noncharacters, lone surrogates; among them every character XML 1.0 cannot hold)
+are removed from all text.
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from agenteval.report.percase import aggregate_cases
 from agenteval.rundir import iter_trials, read_header
-
-_INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-_BIDI = {c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+from agenteval.untrusted import strip_unsafe
 
 
 def _xml_text(text: str, limit: int | None = None) -> str:
-    s = _INVALID_XML.sub("", _ANSI.sub("", text)).translate(_BIDI)
+    s = strip_unsafe(text, keep="\t\n\r")
     if limit is not None and len(s) > limit:
         s = s[: limit - 1] + "…"
     return s

@@ -1,28 +1,26 @@
 """The terminal summary: compact rich tables built from a Summary.
 
 Untrusted text (case ids, tags, scorer names, failure messages) is passed to rich as
-``Text`` objects, so it is never parsed as markup, and ANSI escape sequences and other
-control characters are stripped from it first.
+``Text`` objects, so it is never parsed as markup, and escape sequences and unsafe
+characters (:func:`agenteval.untrusted.strip_unsafe`: C0/C1 controls, bidi overrides,
+noncharacters, lone surrogates) are stripped from it first.
 """
 
 from __future__ import annotations
 
 import math
-import re
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from agenteval.report.model import Distribution, Summary
-
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+from agenteval.untrusted import strip_unsafe
 
 
 def clean(text: object, limit: int = 200) -> str:
     """``text`` as a single safe line: ANSI and control characters removed, shortened."""
-    s = _CONTROL.sub("", _ANSI.sub("", str(text))).replace("\n", " ").replace("\t", " ")
+    s = strip_unsafe(str(text)[: limit * 8]).replace("\n", " ").replace("\t", " ")
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

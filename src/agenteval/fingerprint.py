@@ -1,0 +1,92 @@
+"""What defines a run, so that ``--resume`` never mixes two different runs.
+
+The fingerprint of a run is read from its header (``run.json``): the agent as described
+there (secrets removed; a prompt template as its SHA-256), the judge (model, rubrics,
+temperature, samples, structured output, max tokens), the scorers (whatever the header
+holds under ``scorers``, as canonical JSON), ``repeats``, ``limit``, the benchmark name and
+the dataset hash. Everything else may differ on resume because it changes how hard or how
+fast the run is worked, not what it measures: ``--concurrency``, ``--timeout``,
+``--request-timeout``, ``--max-retries``, ``--retry-base``, ``--prices``, ``--quiet`` and
+the progress display, and the judge's concurrency, retries and cache folder.
+
+:func:`fingerprint` gives the fields; :func:`digest` their SHA-256 (stored in ``run.json``
+as ``fingerprint``); :func:`differences` the one-line explanation of a mismatch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from agenteval.rundir import RunHeader
+
+JUDGE_FREE = frozenset({"concurrency", "max_retries", "cache"})
+"""Judge settings that may differ on resume (how the judge is driven, not what it rates)."""
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def fingerprint(header: RunHeader) -> dict[str, Any]:
+    """The fields that define the run, as plain JSON values (see the module docstring)."""
+    agent = dict(header.agent or {})
+    judge = agent.pop("judge", None) or header.settings.get("judge")
+    if isinstance(agent.get("prompt_template"), str):
+        agent["prompt_template"] = _sha(agent["prompt_template"])
+    if isinstance(judge, dict):
+        judge = {k: v for k, v in judge.items() if k not in JUDGE_FREE}
+    settings = header.settings
+    fields = {
+        "agent": agent,
+        "judge": judge,
+        "scorers": header.model_dump(mode="json", include={"scorers"}).get("scorers"),
+        "repeats": settings.get("repeats", 1),
+        "limit": settings.get("limit"),
+        "benchmark": settings.get("benchmark"),
+        "dataset": header.dataset.sha256,
+    }
+    # as read back from run.json; the order above is kept (it is the order of a message)
+    normalised: dict[str, Any] = json.loads(json.dumps(fields, ensure_ascii=False, default=str))
+    return normalised
+
+
+def digest(header: RunHeader) -> str:
+    """SHA-256 of the canonical JSON of :func:`fingerprint`."""
+    return hashlib.sha256(_canonical(fingerprint(header)).encode("utf-8")).hexdigest()
+
+
+def _flat(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for k in value:  # the order of fingerprint(): repeats before limit
+            _flat(value[k], f"{prefix}.{k}" if prefix else str(k), out)
+    else:
+        out[prefix] = value
+
+
+def _show(value: Any, width: int = 60) -> str:
+    text = "none" if value is None else value if isinstance(value, str) else _canonical(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def differences(old: RunHeader, new: RunHeader) -> list[tuple[str, str, str]]:
+    """``(field, old value, new value)`` for every fingerprint field that differs, with
+    nested fields dotted (``agent.model``) and values shortened to 60 characters."""
+    a: dict[str, Any] = {}
+    b: dict[str, Any] = {}
+    _flat(fingerprint(old), "", a)
+    _flat(fingerprint(new), "", b)
+    keys = list(a) + [k for k in b if k not in a]
+    return [(k, _show(a.get(k)), _show(b.get(k))) for k in keys if a.get(k) != b.get(k)]
+
+
+def describe_differences(diffs: list[tuple[str, str, str]]) -> str:
+    """``the run was made with repeats=3, limit=none; now repeats=1, limit=10``."""
+    was = ", ".join(f"{k}={o}" for k, o, _ in diffs)
+    now = ", ".join(f"{k}={n}" for k, _, n in diffs)
+    return f"the run was made with {was}; now {now}"

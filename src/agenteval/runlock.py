@@ -1,0 +1,90 @@
+"""One writer per run: an exclusive OS lock on ``RUN_DIR/run.lock``.
+
+``run``, ``run --resume``, ``score``, ``rescore`` and ``judge`` hold this lock on the run
+directory they write, from before their first write until they exit. It is an
+``fcntl.flock`` lock, so the operating system releases it when the process ends, however
+it ends (a SIGKILL included): a stale lock file never blocks anyone. The file stays in the
+run directory and holds, for the message a second writer sees, the pid, the command and
+the start time of the process that last took the lock.
+
+Readers (``report``, ``gate``) do not take it: ``run.json`` is replaced atomically and a
+torn last trial line is skipped, so a reader never sees a half-written run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agenteval.errors import InputError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no flock; runs are then not locked
+    fcntl = None  # type: ignore[assignment]
+
+LOCK = "run.lock"
+
+
+def _holder(path: Path) -> str:
+    """Who holds the lock, as its file says (best effort: it may be mid-write)."""
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+        return f"pid {info['pid']}, '{info['command']}', started {info['started_at']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that is starting"
+
+
+class RunLock:
+    """The held lock on one run directory. :meth:`release` (or process exit) frees it."""
+
+    def __init__(self, run_dir: Path, fd: int) -> None:
+        self.run_dir = run_dir
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, run_dir: str | Path, command: str) -> RunLock:
+        """Take the lock of ``run_dir`` (which must exist) without waiting.
+
+        InputError (exit 2) naming the holder when another process has it:
+        ``runs/x: another agenteval process is writing this run (pid 123, 'agenteval run',
+        started 2026-01-01T10:00:00+00:00); wait for it to end``.
+        """
+        d = Path(run_dir)
+        path = d / LOCK
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise InputError(
+                f"cannot create the lock file ({e.strerror or e})", file=path
+            ) from None
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise InputError(
+                    f"another agenteval process is writing this run ({_holder(path)});"
+                    " wait for it to end",
+                    file=d,
+                ) from None
+        info = {
+            "pid": os.getpid(),
+            "command": command,
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
+        return cls(d, fd)
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Free the lock (idempotent). The lock file stays."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing the only descriptor releases the flock
