@@ -56,12 +56,12 @@ the model spans' intervals.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agenteval.traces.attributes import first, from_events, json_value, openinference_messages
+from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
 from agenteval.transcripts import calls_from_messages
 from agenteval.trial import ToolCall, Usage
 
@@ -93,50 +93,6 @@ _MAIN_TOKENS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class SpanEvent:
-    """One event recorded on a span (e.g. ``exception``)."""
-
-    name: str
-    attributes: Mapping[str, Any] = field(default_factory=dict)
-    time_ns: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SpanRecord:
-    """A finished (or still open) span, as plain data.
-
-    ``status`` is ``"unset"``, ``"ok"`` or ``"error"``; ``end_ns`` is None while open.
-    """
-
-    name: str
-    span_id: str
-    trace_id: str = ""
-    parent_id: str | None = None
-    start_ns: int | None = None
-    end_ns: int | None = None
-    attributes: Mapping[str, Any] = field(default_factory=dict)
-    events: tuple[SpanEvent, ...] = ()
-    status: str = "unset"
-    status_message: str | None = None
-
-
-@dataclass(slots=True)
-class Trajectory:
-    """What a trial's spans (or any capture source) say the agent did."""
-
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    usage: list[Usage] = field(default_factory=list)
-    tools: list[dict[str, Any]] | None = None
-    active_s: float | None = None
-    token_details: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    @property
-    def empty(self) -> bool:
-        """True when nothing was seen (no call, no usage, no model time)."""
-        return not self.tool_calls and not self.usage and self.active_s is None
-
-
 def _kind(s: SpanRecord) -> str:
     a = s.attributes
     op = a.get("gen_ai.operation.name")
@@ -149,39 +105,6 @@ def _kind(s: SpanRecord) -> str:
     if op in _MODEL_OPS or oi == "LLM" or ls == "llm":
         return "model"
     return ""
-
-
-def _json(v: Any) -> Any:
-    """A JSON text parsed; anything else (or text that is not JSON) as is."""
-    if isinstance(v, str):
-        t = v.strip()
-        if t[:1] in ("{", "[", '"') or t in ("true", "false", "null") or _numberish(t):
-            try:
-                return json.loads(t)
-            except ValueError:
-                return v
-    if isinstance(v, tuple):
-        return list(v)
-    return v
-
-
-def _numberish(t: str) -> bool:
-    return bool(t) and (t[0].isdigit() or (t[0] == "-" and t[1:2].isdigit()))
-
-
-def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
-    for k in keys:
-        if k in attrs:
-            return True, attrs[k]
-    return False, None
-
-
-def _from_events(s: SpanRecord, keys: tuple[str, ...]) -> tuple[bool, Any]:
-    for e in s.events:
-        found, v = _first(e.attributes, keys)
-        if found:
-            return True, v
-    return False, None
 
 
 def _error(s: SpanRecord) -> str | None:
@@ -220,41 +143,10 @@ def _message_calls(models: list[SpanRecord]) -> list[ToolCall]:
 
 def _messages(s: SpanRecord, side: str) -> list[Any]:
     a = s.attributes
-    raw = _json(a.get(f"gen_ai.{side}.messages"))
+    raw = json_value(a.get(f"gen_ai.{side}.messages"))
     if isinstance(raw, list):
         return raw
-    return _openinference_messages(a, f"llm.{side}_messages.")
-
-
-def _openinference_messages(a: Mapping[str, Any], prefix: str) -> list[Any]:
-    """``llm.output_messages.N.message.*`` flattened attributes back into OpenAI messages."""
-    out: dict[int, dict[str, Any]] = {}
-    for k, v in a.items():
-        if not k.startswith(prefix):
-            continue
-        parts = k[len(prefix) :].split(".")
-        if len(parts) < 3 or not parts[0].isdigit() or parts[1] != "message":
-            continue
-        msg = out.setdefault(int(parts[0]), {})
-        rest = parts[2:]
-        if rest[0] in ("role", "content", "tool_call_id", "name") and len(rest) == 1:
-            msg[rest[0]] = v
-        elif rest[0] == "tool_calls" and len(rest) >= 4 and rest[1].isdigit():
-            calls = msg.setdefault("_calls", {})
-            tc = calls.setdefault(int(rest[1]), {"function": {}})
-            leaf = rest[-1]
-            if rest[2:4] == ["tool_call", "function"] and leaf in ("name", "arguments"):
-                tc["function"][leaf] = v
-            elif rest[2:] == ["tool_call", "id"]:
-                tc["id"] = v
-    msgs = []
-    for i in sorted(out):
-        m = out[i]
-        calls = m.pop("_calls", None)
-        if calls:
-            m["tool_calls"] = [calls[j] for j in sorted(calls)]
-        msgs.append(m)
-    return msgs
+    return openinference_messages(a, f"llm.{side}_messages.")
 
 
 def _tool_call(s: SpanRecord, by_id: dict[str, ToolCall]) -> ToolCall:
@@ -262,17 +154,17 @@ def _tool_call(s: SpanRecord, by_id: dict[str, ToolCall]) -> ToolCall:
     cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
     cid = str(cid) if cid else None
     seen = by_id.get(cid) if cid else None
-    has_args, args = _first(a, _ARG_KEYS)
+    has_args, args = first(a, _ARG_KEYS)
     if not has_args:
-        has_args, args = _from_events(s, _ARG_KEYS)
+        has_args, args = from_events(s, _ARG_KEYS)
     if not has_args and seen is not None:
         has_args, args = True, seen.arguments
     error = _error(s) if s.end_ns is not None else UNFINISHED
     result = None
     if error is None:
-        has_result, result = _first(a, _RESULT_KEYS)
+        has_result, result = first(a, _RESULT_KEYS)
         if not has_result:
-            has_result, result = _from_events(s, _RESULT_KEYS)
+            has_result, result = from_events(s, _RESULT_KEYS)
         if not has_result and seen is not None:
             result, error = seen.result, seen.error
     dur = None
@@ -281,8 +173,8 @@ def _tool_call(s: SpanRecord, by_id: dict[str, ToolCall]) -> ToolCall:
     return ToolCall(
         id=cid,
         name=_tool_name(s),
-        arguments=_json(args) if has_args else {},
-        result=_json(result),
+        arguments=json_value(args) if has_args else {},
+        result=json_value(result),
         error=error,
         started_at=_when(s.start_ns),
         duration_s=dur,
@@ -297,15 +189,15 @@ def _retrieval(s: SpanRecord) -> ToolCall:
         if k.startswith(prefix):
             idx, _, rest = k[len(prefix) :].partition(".")
             if idx.isdigit() and rest.startswith("document."):
-                docs.setdefault(int(idx), {})[rest.removeprefix("document.")] = _json(v)
+                docs.setdefault(int(idx), {})[rest.removeprefix("document.")] = json_value(v)
     error = _error(s) if s.end_ns is not None else UNFINISHED
-    found, query = _first(a, ("input.value", "gen_ai.prompt"))
+    found, query = first(a, ("input.value", "gen_ai.prompt"))
     dur = None
     if s.start_ns is not None and s.end_ns is not None:
         dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
     return ToolCall(
         name=s.name,
-        arguments={"query": _json(query)} if found else {},
+        arguments={"query": json_value(query)} if found else {},
         result=None if error else [docs[i] for i in sorted(docs)],
         error=error,
         started_at=_when(s.start_ns),
@@ -360,11 +252,11 @@ def _add_usage(t: Trajectory, s: SpanRecord) -> None:
 
 
 def _tool_defs(a: Mapping[str, Any]) -> list[dict[str, Any]]:
-    raw = _json(a.get("gen_ai.tool.definitions"))
+    raw = json_value(a.get("gen_ai.tool.definitions"))
     defs: list[Any] = raw if isinstance(raw, list) else []
     i = 0
     while f"llm.tools.{i}.tool.json_schema" in a:
-        defs.append(_json(a[f"llm.tools.{i}.tool.json_schema"]))
+        defs.append(json_value(a[f"llm.tools.{i}.tool.json_schema"]))
         i += 1
     out = []
     for d in defs:
@@ -400,8 +292,8 @@ def _union_s(intervals: list[tuple[int, int]]) -> float:
 def _has_content(s: SpanRecord) -> bool:
     """Arguments and a result (or an error) are on the tool span itself."""
     a = s.attributes
-    has_args = _first(a, _ARG_KEYS)[0] or _from_events(s, _ARG_KEYS)[0]
-    done = _first(a, _RESULT_KEYS)[0] or _from_events(s, _RESULT_KEYS)[0]
+    has_args = first(a, _ARG_KEYS)[0] or from_events(s, _ARG_KEYS)[0]
+    done = first(a, _RESULT_KEYS)[0] or from_events(s, _RESULT_KEYS)[0]
     return has_args and (done or s.end_ns is None or _error(s) is not None)
 
 
