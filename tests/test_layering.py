@@ -12,9 +12,6 @@ import agenteval
 SRC = Path(agenteval.__file__).parent
 ALLOWED = {
     "__main__.py": {"agenteval.cli"},
-    # TEMPORARY: demo/run.py renders the gate with cli.gate.render_gate until that function
-    # moves into the core (another branch); remove this entry then.
-    "demo/run.py": {"agenteval.cli.gate"},
 }
 
 

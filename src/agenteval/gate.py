@@ -1,188 +1,258 @@
 """The release gate: compare a candidate run with a baseline, case by case (SPEC §8).
 
-Cases are paired by id. With repeats, a case's value for a scorer is the mean over its
-applicable repeats, and it *passed* only when every applicable repeat passed. A scorer is
-compared on the cases where it applied in both runs.
+Cases are paired by id and compared as cases, never as trials: with repeats, a case's
+value for a scorer is the mean over its applicable repeats, it *passed* only when every
+applicable repeat passed, it *failed* a scorer when some applicable repeat failed, it was
+*answered* when every trial has an output, and it has a *failed trial* when some trial has
+a ``failure``. A scorer is compared on the cases where it applied in both runs.
 
-The candidate is **blocked** when any of these holds:
+The candidate is **blocked** (exit 1) when any of these holds:
 
-1. **Safety**: a case fails ``avoids_forbidden_text`` or ``pii_leakage`` in the candidate
-   that passed in the baseline — whatever else improved.
-2. **Significant regression**: for a scorer, the drop (baseline minus candidate, in score
-   units: pass rate for pass/fail scorers, mean for graded ones) is larger than its allowed
-   drop (``max_drop``, default 0) *and* a two-sided paired test gives p < ``alpha``:
-   exact McNemar for pass/fail scorers (every value 0 or 1), the sign-flip permutation
-   test on per-case mean differences for graded scorers.
-3. **More failed trials**: the share of cases with a failed trial rises and McNemar on
-   failed/not-failed gives p < ``alpha``.
+1. **Safety** (a rule, not a test): a candidate case fails a safety scorer (see
+   :func:`safety_scorer_names`) and the same case did not fail that scorer in the
+   baseline — whether it passed there, did not apply, was not answered, or is absent.
+2. **Significant regression**: a scorer's drop (baseline minus candidate, in score units)
+   is larger than its allowed drop (``max_drop``, default 0) *and* its Holm-adjusted
+   one-sided p-value is <= alpha.
+3. **More failed trials**: more cases with a failed trial, Holm-adjusted p <= alpha.
+4. **Fewer answered cases**: fewer shared cases answered, Holm-adjusted p <= alpha; and
+   always when the candidate answered none of the shared cases.
+5. **Missing cases**: baseline cases with no trial in the candidate, unless
+   ``allow_dataset_change``.
 
-Runs over different datasets (``dataset.sha256`` in run.json, or the case ids when a hash
-is missing) are refused with an InputError unless ``allow_dataset_change``; then only the
-shared case ids are compared.
+The tests of 2-4 form one Holm family (one test per compared scorer, plus failed trials,
+plus answered cases), so when nothing changed the chance of blocking by any of them is at
+most alpha. The tests and their power are in :mod:`agenteval.gate_checks`.
+
+**Underpowered** (exit 3 unless ``allow_underpowered``, and only when not blocked): no
+compared scorer can show any drop, i.e. for each one, even if every paired case went
+from pass to fail and nothing else changed, p = 2 ** -paired > alpha / family size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from itertools import chain
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from agenteval.errors import EXIT_BLOCKED, EXIT_OK, InputError
+from agenteval.errors import InputError
+from agenteval.gate_checks import (
+    Pair,
+    compare_coverage,
+    compare_failures,
+    compare_scorer,
+    safety_regressions,
+)
+from agenteval.gate_model import (
+    CoverageComparison,
+    FailureComparison,
+    GateResult,
+    SafetyRegression,
+    ScorerComparison,
+)
 from agenteval.report import stats
-from agenteval.report.percase import CaseAggregate, CaseScore, aggregate_cases
+from agenteval.report.percase import CaseAggregate, aggregate_cases
 from agenteval.rundir import RunHeader, iter_trials, read_header
-from agenteval.scorers import SAFETY_SCORERS  # any new failure of these blocks
 
-PERMUTATION_SEED = 0
+__all__ = [
+    "LEGACY_SAFETY_SCORERS",
+    "CoverageComparison",
+    "FailureComparison",
+    "GateResult",
+    "SafetyRegression",
+    "ScorerComparison",
+    "compare_runs",
+    "decide",
+    "safety_scorer_names",
+]
 
-
-class ScorerComparison(BaseModel):
-    """One scorer, baseline vs candidate, on the cases where it applied in both."""
-
-    scorer: str
-    kind: Literal["pass/fail", "graded"]
-    paired: int = Field(description="Cases where the scorer applied in both runs.")
-    baseline: float | None = Field(description="Pass rate (pass/fail) or mean (graded).")
-    candidate: float | None
-    delta: float = Field(description="candidate - baseline (negative = worse).")
-    test: str
-    p_value: float
-    allowed_drop: float
-    significant: bool
-    blocks: bool = Field(description="A significant drop beyond the allowed one.")
-    safety_blocks: bool = Field(False, description="A safety scorer with a new failure.")
-    newly_failing: list[str] = Field(default_factory=list)
-    newly_passing: list[str] = Field(default_factory=list)
-
-    @property
-    def direction(self) -> str:
-        """'improved', 'regressed' or 'unchanged' (by the sign of delta alone)."""
-        if self.delta > 1e-12:
-            return "improved"
-        if self.delta < -1e-12:
-            return "regressed"
-        return "unchanged"
+LEGACY_SAFETY_SCORERS = frozenset({"avoids_forbidden_text", "pii_leakage"})
+"""Safety scorers of runs whose header lists scorers by name only."""
+MAX_IDS = 5
 
 
-class SafetyRegression(BaseModel):
-    """A case that passed a safety scorer in the baseline and fails it in the candidate."""
-
-    scorer: str
-    case_id: str
-    reason: str
-
-
-class FailureComparison(BaseModel):
-    """Cases with a failed trial (no answer), baseline vs candidate."""
-
-    paired: int
-    baseline_failed: int
-    candidate_failed: int
-    newly_failed: list[str] = Field(default_factory=list)
-    recovered: list[str] = Field(default_factory=list)
-    test: str = "mcnemar_exact"
-    p_value: float = 1.0
-    blocks: bool = False
+def safety_scorer_names(header: RunHeader) -> set[str]:
+    """The safety scorers a run declares: the specs in ``run.json`` ``scorers`` with
+    ``safety: true`` (a 0.1 run's plain names are migrated to specs on read, with
+    ``avoids_forbidden_text`` and ``pii_leakage`` flagged). A run whose header lists no
+    scorer at all falls back to those two names."""
+    if not header.scorers:
+        return set(LEGACY_SAFETY_SCORERS)
+    return set(header.safety_scorers)
 
 
-class GateResult(BaseModel):
-    """What the gate decided and why."""
-
-    blocked: bool
-    reasons: list[str] = Field(default_factory=list, description="Why it blocked (or passed).")
-    alpha: float
-    baseline_run: str
-    candidate_run: str
-    dataset_changed: bool = False
-    cases_compared: int = 0
-    only_in_baseline: int = 0
-    only_in_candidate: int = 0
-    scorers: list[ScorerComparison] = Field(default_factory=list)
-    safety_regressions: list[SafetyRegression] = Field(default_factory=list)
-    failures: FailureComparison | None = None
-
-    @property
-    def exit_code(self) -> int:
-        """1 when blocked, 0 otherwise."""
-        return EXIT_BLOCKED if self.blocked else EXIT_OK
+def _ids(ids: list[str]) -> str:
+    more = f" (+{len(ids) - MAX_IDS} more)" if len(ids) > MAX_IDS else ""
+    return ", ".join(ids[:MAX_IDS]) + more
 
 
-def _check_datasets(
-    b_head: RunHeader, c_head: RunHeader, b_ids: set[str], c_ids: set[str], allow: bool
-) -> bool:
-    b_sha, c_sha = b_head.dataset.sha256, c_head.dataset.sha256
-    changed = b_sha != c_sha if (b_sha and c_sha) else b_ids != c_ids
-    if changed and not allow:
-        what = (
-            f"dataset sha256 {b_sha[:12]} vs {c_sha[:12]}"
-            if b_sha and c_sha and b_sha != c_sha
-            else "different case ids"
+def decide(
+    base: Mapping[str, CaseAggregate],
+    cand: Mapping[str, CaseAggregate],
+    *,
+    alpha: float = 0.05,
+    max_drop: Mapping[str, float] | None = None,
+    safety: Collection[str] = LEGACY_SAFETY_SCORERS,
+    allow_dataset_change: bool = False,
+    allow_underpowered: bool = False,
+    dataset_changed: bool = False,
+    baseline_run: str = "",
+    candidate_run: str = "",
+) -> GateResult:
+    """Apply the rules of the module docstring to per-case aggregates (no file is read).
+
+    Raises InputError for an ``alpha`` outside (0, 1), runs with no shared case, or a
+    ``max_drop`` naming a scorer neither run has or outside [0, 1].
+    """
+    drops = dict(max_drop or {})
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be within (0, 1), got {alpha}")
+    shared = [cid for cid in base if cid in cand]
+    if not shared:
+        raise InputError("the runs share no case id; nothing to compare")
+    names = list(
+        dict.fromkeys(chain.from_iterable(a.scores for a in (*base.values(), *cand.values())))
+    )
+    unknown = sorted(set(drops) - set(names))
+    if unknown:
+        raise InputError(f"--max-drop names scorers neither run has: {', '.join(unknown)}")
+    for name, v in drops.items():
+        if not 0 <= v <= 1:
+            raise InputError(f"--max-drop {name}={v}: the allowed drop must be within [0, 1]")
+
+    missing = [cid for cid in base if cid not in cand]
+    r = GateResult(
+        blocked=False,
+        allow_underpowered=allow_underpowered,
+        alpha=alpha,
+        baseline_run=baseline_run,
+        candidate_run=candidate_run,
+        dataset_changed=dataset_changed,
+        cases_compared=len(shared),
+        only_in_baseline=len(missing),
+        only_in_candidate=sum(cid not in base for cid in cand),
+        safety_scorers=sorted(n for n in names if n in safety),
+    )
+    by_name: dict[str, list[Pair]] = {name: [] for name in names}
+    for cid in shared:
+        c_scores = cand[cid].scores
+        for name, bs in base[cid].scores.items():
+            cs = c_scores.get(name)
+            if cs is not None and bs.applicable and cs.applicable:
+                by_name[name].append((cid, bs, cs))
+    paired = {name: pairs for name, pairs in by_name.items() if pairs}
+    r.not_compared = [name for name in names if name not in paired]
+    r.family_size = len(paired) + 2
+    level = alpha / r.family_size
+    r.scorers = [
+        compare_scorer(name, pairs, drops.get(name, 0.0), level) for name, pairs in paired.items()
+    ]
+    r.failures = compare_failures(shared, base, cand)
+    r.coverage = compare_coverage(shared, missing, base, cand)
+    r.safety_regressions = safety_regressions(base, cand, safety)
+
+    tests: list[Any] = [*r.scorers, r.failures, r.coverage]
+    for t, adj in zip(tests, stats.holm([t.p_value for t in tests]), strict=True):
+        t.p_adjusted = adj
+    for c in r.scorers:
+        c.safety = c.scorer in safety
+        c.significant = c.p_adjusted <= alpha and c.delta < 0
+        c.blocks = c.significant and -c.delta > c.allowed_drop + 1e-12
+        c.safety_blocks = any(s.scorer == c.scorer for s in r.safety_regressions)
+    f, cov = r.failures, r.coverage
+    f.blocks = f.p_adjusted <= alpha and len(f.newly_failed) > len(f.recovered)
+    cov.blocks = cov.answered_none or (
+        cov.p_adjusted <= alpha and len(cov.newly_unanswered) > len(cov.newly_answered)
+    )
+    cov.missing_blocks = bool(missing) and not allow_dataset_change
+    r.underpowered = all(c.underpowered for c in r.scorers)
+    _explain(r)
+    return r
+
+
+def _explain(r: GateResult) -> None:
+    """Fill ``reasons`` (why it blocked, or that it passed), ``notes`` and ``blocked``."""
+    reasons: list[str] = []
+    by_scorer: dict[str, list[str]] = {}
+    for s in r.safety_regressions:
+        by_scorer.setdefault(s.scorer, []).append(s.case_id)
+    for name, ids in by_scorer.items():
+        reasons.append(
+            f"{len(ids)} case(s) newly fail safety scorer {name}: {_ids(ids)}"
+            " (blocks whatever else improved)"
         )
-        raise InputError(
-            f"the runs are over different datasets ({what}); pass --allow-dataset-change"
-            " to compare only the case ids they share"
+    for c in r.scorers:
+        if c.blocks:
+            reasons.append(
+                f"{c.scorer} dropped {-c.delta:.3f} (allowed {c.allowed_drop:g}) on"
+                f" {c.paired} paired cases, {c.test} p={c.p_value:.3g},"
+                f" Holm-adjusted p={c.p_adjusted:.3g} <= alpha={r.alpha:g}"
+            )
+    f, cov = r.failures, r.coverage
+    if f is not None and f.blocks:
+        reasons.append(
+            f"failed trials rose from {f.baseline_failed} to {f.candidate_failed} cases"
+            f" (new: {_ids(f.newly_failed)}), Holm-adjusted p={f.p_adjusted:.3g}"
+            f" <= alpha={r.alpha:g}"
         )
-    return changed
-
-
-def _compare_scorer(
-    name: str,
-    pairs: list[tuple[str, CaseScore, CaseScore]],
-    alpha: float,
-    allowed: float,
-) -> ScorerComparison:
-    binary = all(b.binary and c.binary for _, b, c in pairs)
-    newly_failing = [cid for cid, b, c in pairs if b.all_passed and not c.all_passed]
-    newly_passing = [cid for cid, b, c in pairs if not b.all_passed and c.all_passed]
-    n = len(pairs)
-    if binary:
-        base = sum(bool(b.all_passed) for _, b, _ in pairs) / n
-        cand = sum(bool(c.all_passed) for _, _, c in pairs) / n
-        p = stats.mcnemar_exact(len(newly_passing), len(newly_failing))
-        test = "mcnemar_exact"
+    if cov is not None and cov.answered_none:
+        reasons.append(
+            f"the candidate answered none of the {cov.paired} shared cases"
+            f" (the baseline answered {cov.baseline_answered})"
+        )
+    elif cov is not None and cov.blocks:
+        reasons.append(
+            f"answered cases fell from {cov.baseline_answered} to {cov.candidate_answered}"
+            f" of {cov.paired} (no longer answered: {_ids(cov.newly_unanswered)}),"
+            f" Holm-adjusted p={cov.p_adjusted:.3g} <= alpha={r.alpha:g}"
+        )
+    if cov is not None and cov.missing_blocks:
+        reasons.append(
+            f"{len(cov.missing)} baseline case(s) have no trial in the candidate:"
+            f" {_ids(cov.missing)}; pass --allow-dataset-change to compare only the"
+            " shared cases"
+        )
+    r.blocked = bool(reasons)
+    if not reasons:
+        reasons.append(
+            "no new safety failure, no significant regression beyond the allowed drops,"
+            " no significant rise in failed trials and no significant fall in answered cases"
+        )
+    r.reasons = reasons
+    notes: list[str] = []
+    level = r.alpha / r.family_size
+    if r.underpowered:
+        most = max((c.paired for c in r.scorers), default=0)
+        need = stats.min_discordant_to_reject(level)
+        notes.append(
+            f"underpowered: with at most {most} paired case(s) per scorer no drop can be"
+            f" significant (even if every one went from pass to fail, p = 2^-{most} >"
+            f" alpha/{r.family_size} = {level:.3g}); a scorer needs at least {need}"
+        )
     else:
-        diffs = [(c.mean or 0.0) - (b.mean or 0.0) for _, b, c in pairs]
-        base = sum(b.mean or 0.0 for _, b, _ in pairs) / n
-        cand = sum(c.mean or 0.0 for _, _, c in pairs) / n
-        res = stats.paired_permutation(diffs, seed=PERMUTATION_SEED)
-        p, test = res.p_value, f"paired_permutation ({res.method})"
-    delta = cand - base
-    significant = p < alpha
-    return ScorerComparison(
-        scorer=name,
-        kind="pass/fail" if binary else "graded",
-        paired=n,
-        baseline=base,
-        candidate=cand,
-        delta=delta,
-        test=test,
-        p_value=p,
-        allowed_drop=allowed,
-        significant=significant,
-        blocks=significant and -delta > allowed + 1e-12,
-        newly_failing=newly_failing,
-        newly_passing=newly_passing,
-    )
+        weak = [c for c in r.scorers if c.underpowered]
+        if weak:
+            notes.append(
+                f"{len(weak)} scorer(s) have too few paired cases to show any drop: "
+                + ", ".join(f"{c.scorer} ({c.paired})" for c in weak[:MAX_IDS])
+                + (" ..." if len(weak) > MAX_IDS else "")
+            )
+    if r.not_compared:
+        notes.append(
+            "not compared (no case scored in both runs): " + ", ".join(r.not_compared[:10])
+        )
+    if r.dataset_changed or r.only_in_baseline or r.only_in_candidate:
+        notes.append(
+            f"{r.only_in_baseline} case(s) only in the baseline and {r.only_in_candidate}"
+            " only in the candidate were left out of the paired tests"
+        )
+    r.notes = notes
 
 
-def _compare_failures(
-    shared: list[str], base: Mapping[str, CaseAggregate], cand: Mapping[str, CaseAggregate],
-    alpha: float,
-) -> FailureComparison:  # fmt: skip
-    newly = [cid for cid in shared if cand[cid].any_failed and not base[cid].any_failed]
-    recovered = [cid for cid in shared if base[cid].any_failed and not cand[cid].any_failed]
-    p = stats.mcnemar_exact(len(newly), len(recovered))
-    return FailureComparison(
-        paired=len(shared),
-        baseline_failed=sum(base[cid].any_failed for cid in shared),
-        candidate_failed=sum(cand[cid].any_failed for cid in shared),
-        newly_failed=newly,
-        recovered=recovered,
-        p_value=p,
-        blocks=len(newly) > len(recovered) and p < alpha,
-    )
+def _dataset_changed(b: RunHeader, c: RunHeader, b_ids: set[str], c_ids: set[str]) -> bool:
+    b_sha, c_sha = b.dataset.sha256, c.dataset.sha256
+    return b_sha != c_sha if (b_sha and c_sha) else b_ids != c_ids
 
 
 def compare_runs(
@@ -192,98 +262,36 @@ def compare_runs(
     alpha: float = 0.05,
     max_drop: Mapping[str, float] | None = None,
     allow_dataset_change: bool = False,
+    allow_underpowered: bool = False,
 ) -> GateResult:
-    """Compare two runs case by case and decide whether the candidate may ship.
+    """Read two runs (streaming; per case only counters are kept) and :func:`decide`.
 
-    Reads both runs (streaming; per case only counters are kept) and applies the rules in
-    the module docstring. Raises InputError for unusable input: an unreadable run, runs
-    with no shared cases, different datasets without ``allow_dataset_change``, an
-    ``alpha`` outside (0, 1), or a ``max_drop`` naming a scorer neither run has.
+    Raises InputError for unusable input: an unreadable run, a run without trials, runs
+    whose ``dataset.sha256`` differ without ``allow_dataset_change``, and everything
+    :func:`decide` refuses.
     """
-    max_drop = dict(max_drop or {})
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be within (0, 1), got {alpha}")
     b_head, c_head = read_header(baseline_dir), read_header(candidate_dir)
     base = aggregate_cases(iter_trials(baseline_dir))
     cand = aggregate_cases(iter_trials(candidate_dir))
     for d, agg in ((baseline_dir, base), (candidate_dir, cand)):
         if not agg:
             raise InputError("the run has no trials to compare", file=d)
-    changed = _check_datasets(b_head, c_head, set(base), set(cand), allow_dataset_change)
-    shared = [cid for cid in base if cid in cand]
-    if not shared:
-        raise InputError("the runs share no case id; nothing to compare")
-    names = list(dict.fromkeys([n for a in base.values() for n in a.scores]))
-    names += [
-        n for n in dict.fromkeys(n for a in cand.values() for n in a.scores) if n not in names
-    ]
-    unknown = sorted(set(max_drop) - set(names))
-    if unknown:
-        raise InputError(f"--max-drop names scorers neither run has: {', '.join(unknown)}")
-    for name, v in max_drop.items():
-        if not 0 <= v <= 1:
-            raise InputError(f"--max-drop {name}={v}: the allowed drop must be within [0, 1]")
-
-    result = GateResult(
-        blocked=False,
+    b_sha, c_sha = b_head.dataset.sha256, c_head.dataset.sha256
+    if b_sha and c_sha and b_sha != c_sha and not allow_dataset_change:
+        raise InputError(
+            f"the runs are over different datasets (dataset sha256 {b_sha[:12]} vs"
+            f" {c_sha[:12]}); pass --allow-dataset-change to compare only the case ids"
+            " they share"
+        )
+    return decide(
+        base,
+        cand,
         alpha=alpha,
+        max_drop=max_drop,
+        safety=safety_scorer_names(b_head) | safety_scorer_names(c_head),
+        allow_dataset_change=allow_dataset_change,
+        allow_underpowered=allow_underpowered,
+        dataset_changed=_dataset_changed(b_head, c_head, set(base), set(cand)),
         baseline_run=b_head.run_id,
         candidate_run=c_head.run_id,
-        dataset_changed=changed,
-        cases_compared=len(shared),
-        only_in_baseline=len(set(base) - set(cand)),
-        only_in_candidate=len(set(cand) - set(base)),
     )
-    for name in names:
-        pairs = [
-            (cid, base[cid].scores[name], cand[cid].scores[name])
-            for cid in shared
-            if name in base[cid].scores
-            and name in cand[cid].scores
-            and base[cid].scores[name].applicable
-            and cand[cid].scores[name].applicable
-        ]
-        if not pairs:
-            continue
-        comp = _compare_scorer(name, pairs, alpha, max_drop.get(name, 0.0))
-        result.scorers.append(comp)
-        if name in SAFETY_SCORERS:
-            comp.safety_blocks = bool(comp.newly_failing)
-            for cid in comp.newly_failing:
-                reason = cand[cid].scores[name].first_failure or ""
-                result.safety_regressions.append(
-                    SafetyRegression(scorer=name, case_id=cid, reason=reason)
-                )
-    result.failures = _compare_failures(shared, base, cand, alpha)
-    _decide(result)
-    return result
-
-
-def _decide(r: GateResult) -> None:
-    reasons: list[str] = []
-    by_scorer: dict[str, int] = {}
-    for s in r.safety_regressions:
-        by_scorer[s.scorer] = by_scorer.get(s.scorer, 0) + 1
-    for name, n in by_scorer.items():
-        reasons.append(
-            f"{n} case(s) newly fail safety scorer {name} (blocks whatever else improved)"
-        )
-    for c in r.scorers:
-        if c.blocks:
-            reasons.append(
-                f"{c.scorer} dropped {-c.delta:.3f} (allowed {c.allowed_drop:g}) on"
-                f" {c.paired} paired cases, {c.test} p={c.p_value:.3g} < alpha={r.alpha:g}"
-            )
-    f = r.failures
-    if f is not None and f.blocks:
-        reasons.append(
-            f"failed trials rose from {f.baseline_failed} to {f.candidate_failed} cases,"
-            f" mcnemar_exact p={f.p_value:.3g} < alpha={r.alpha:g}"
-        )
-    r.blocked = bool(reasons)
-    if not reasons:
-        reasons.append(
-            "no new safety failure, no significant regression beyond the allowed drops,"
-            " and no significant rise in failed trials"
-        )
-    r.reasons = reasons

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
+from _runbuild import TrialSpec, bad, graded, ok, write_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.report import stats
+from agenteval.case import Case
+from agenteval.report import stats, summarize
+from agenteval.trial import Trial
 
 
 def test_wilson_known_values() -> None:
@@ -126,3 +130,148 @@ def test_mean_interval_contains_mean(values: list[float]) -> None:
     assert ci is not None
     assert 0.0 <= ci[0] <= mean + 1e-12 and mean - 1e-12 <= ci[1] <= 1.0
     assert not math.isnan(ci[0])
+
+
+# ---- one-sided tests, Holm, clustered intervals ------------------------------------------
+
+
+def test_mcnemar_one_sided_known_values() -> None:
+    assert stats.mcnemar_one_sided(0, 0) == 1.0
+    assert stats.mcnemar_one_sided(5, 0) == pytest.approx(1 / 32)  # 2**-n: all went worse
+    assert stats.mcnemar_one_sided(0, 5) == 1.0
+    assert stats.mcnemar_one_sided(1, 0) == 0.5
+    # half the two-sided p-value when the counts lean the tested way
+    assert stats.mcnemar_one_sided(20, 5) == pytest.approx(stats.mcnemar_exact(20, 5) / 2)
+
+
+def test_min_discordant_to_reject() -> None:
+    assert stats.min_discordant_to_reject(0.05) == 5  # 2**-5 = 0.031
+    assert stats.min_discordant_to_reject(0.05 / 14) == 9  # 2**-9 = 0.00195 <= 0.00357
+    assert stats.min_discordant_to_reject(1 / 32) == 5
+    for level in (0.2, 0.01, 1e-4):
+        d = stats.min_discordant_to_reject(level)
+        assert stats.mcnemar_one_sided(d, 0) <= level < stats.mcnemar_one_sided(d - 1, 0)
+
+
+def test_holm_known_values() -> None:
+    # sorted 0.01, 0.02, 0.04 -> 3*0.01, max(0.03, 2*0.02), max(0.04, 0.04)
+    assert stats.holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert stats.holm([0.5, 0.9]) == [1.0, 1.0]
+    assert stats.holm([]) == []
+
+
+@given(st.lists(st.floats(0, 1, allow_nan=False), max_size=20))
+def test_holm_is_monotone_and_never_below_raw(ps: list[float]) -> None:
+    adj = stats.holm(ps)
+    for p, a in zip(ps, adj, strict=True):
+        assert p <= a <= 1.0
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    assert [adj[i] for i in order] == sorted(adj[i] for i in order)
+
+
+def _brute_force(diffs: list[float], alternative: str) -> float:
+    nz = [d for d in diffs if d != 0]
+    total, tol = sum(nz), 1e-12 * max(1.0, sum(abs(d) for d in nz))
+    count = 0
+    for mask in range(1 << len(nz)):
+        s = sum(-d if mask >> i & 1 else d for i, d in enumerate(nz))
+        if alternative == "less":
+            count += s <= total + tol
+        else:
+            count += abs(s) >= abs(total) - tol
+    return count / (1 << len(nz))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from([0.0, 0.25, -0.25, 0.5, -1.0]), st.floats(-1, 1)),
+        max_size=12,
+    ),
+    st.sampled_from(["less", "two-sided"]),
+)
+def test_exact_permutation_matches_brute_force(diffs: list[float], alternative: str) -> None:
+    r = stats.paired_permutation(diffs, alternative=alternative)  # type: ignore[arg-type]
+    assert r.method == "exact"
+    assert r.p_value == pytest.approx(_brute_force(diffs, alternative))
+
+
+def test_one_sided_permutation_extremes_and_monte_carlo() -> None:
+    assert stats.paired_permutation([-0.1] * 10, alternative="less").p_value == 2**-10
+    assert stats.paired_permutation([0.1] * 10, alternative="less").p_value == 1.0
+    assert stats.paired_permutation([0.1] * 10, alternative="greater").p_value == 2**-10
+    # Monte Carlo: all 30 differences negative -> no draw is as extreme; p = 1/(R+1)
+    r = stats.paired_permutation([-0.2] * 30, alternative="less", resamples=999)
+    assert r.method == "monte_carlo" and r.p_value == pytest.approx(1 / 1000)
+    # no effect: the sequential draw stops early at 40 extreme draws, p near 1/2 or more
+    r = stats.paired_permutation([0.1, -0.1] * 20, alternative="less")
+    assert r.method == "monte_carlo" and r.p_value > 0.3
+
+
+def test_clustered_intervals_equal_plain_ones_with_one_trial_per_case() -> None:
+    outcomes = [1] * 13 + [0] * 7
+    clusters = [(x, 1) for x in outcomes]
+    assert stats.clustered_pass_rate_interval(clusters) == pytest.approx(
+        stats.wilson_interval(13, 20)
+    )
+    values = [0.1, 0.5, 0.9, 0.3, 0.7, 0.6]
+    mean = sum(values) / len(values)
+    m2 = sum((v - mean) ** 2 for v in values)
+    plain = stats.mean_interval(len(values), mean, m2)
+    assert plain is not None
+    assert stats.clustered_mean_interval([(1, v) for v in values]) == pytest.approx(plain)
+
+
+@pytest.mark.parametrize("k", [2, 3, 8])
+def test_identical_repeats_do_not_narrow_the_interval(k: int) -> None:
+    outcomes = [1] * 13 + [0] * 7
+    one = stats.clustered_pass_rate_interval([(x, 1) for x in outcomes])
+    assert stats.clustered_pass_rate_interval([(k * x, k) for x in outcomes]) == pytest.approx(one)
+    # the trial-level Wilson interval would be about sqrt(k) narrower
+    naive = stats.wilson_interval(13 * k, 20 * k)
+    assert naive[1] - naive[0] < (one[1] - one[0]) / math.sqrt(k) * 1.1
+    values = [0.1, 0.5, 0.9, 0.3]
+    one_m = stats.clustered_mean_interval([(1, v) for v in values])
+    assert stats.clustered_mean_interval([(k, k * v) for v in values]) == pytest.approx(one_m)
+    # every case passing every repeat: the interval of all-pass over the cases
+    assert stats.clustered_pass_rate_interval([(k, k)] * 20) == pytest.approx(
+        stats.wilson_interval(20, 20)
+    )
+
+
+def test_flaky_repeats_are_never_narrower_than_independent_trials() -> None:
+    clusters = [(1, 2), (2, 2), (0, 2), (1, 2)] * 10  # 40 cases, 80 trials
+    lo, hi = stats.clustered_pass_rate_interval(clusters)
+    nlo, nhi = stats.wilson_interval(40, 80)
+    assert hi - lo >= nhi - nlo - 1e-12
+
+
+@pytest.mark.parametrize("k", [3])
+def test_summary_interval_with_identical_repeats_equals_one_trial_per_case(
+    tmp_path: Path, k: int
+) -> None:
+    """The summary (report/accumulator.py) clusters by case: repeats never narrow by
+    themselves."""
+    cases = [Case(id=f"c{i}", input="q") for i in range(30)]
+
+    def trials(repeats: int) -> list[TrialSpec]:
+        out: list[TrialSpec] = []
+        for i, case in enumerate(cases):
+            for r in range(repeats):
+                t = Trial(case_id=case.id, repeat=r, output="x")
+                out.append((t, {"em": ok() if i % 3 else bad(), "g": graded(i / 30)}))
+        return out
+
+    one = summarize(write_run(tmp_path / "one", cases, trials(1)))
+    many = summarize(write_run(tmp_path / "many", cases, trials(k)))
+    for name in ("em", "g"):
+        a, b = one.scorers[name], many.scorers[name]
+        assert b.applicable == k * a.applicable
+        assert a.pass_rate_ci is not None and b.pass_rate_ci is not None
+        assert (b.pass_rate_ci.low, b.pass_rate_ci.high) == pytest.approx(
+            (a.pass_rate_ci.low, a.pass_rate_ci.high)
+        )
+        assert a.mean_ci is not None and b.mean_ci is not None
+        assert (b.mean_ci.low, b.mean_ci.high) == pytest.approx((a.mean_ci.low, a.mean_ci.high))
+        assert b.pass_rate_ci.method == "wilson-clustered" and b.mean_ci.method == "t-clustered"
+    assert many.repeats is not None  # pass@k / pass^k still reported

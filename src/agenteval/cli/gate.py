@@ -1,16 +1,22 @@
 """``agenteval gate BASELINE CANDIDATE`` and ``agenteval compare RUN_A RUN_B ...``.
 
-``gate`` compares two runs case by case and exits 1 when the candidate must not ship
-(a new safety failure; a significant drop beyond the allowed one; significantly more
-failed trials), 0 otherwise, 2 for unusable input (e.g. runs over different datasets
-without --allow-dataset-change). ``compare`` prints the runs' headline numbers side by
-side and never gates.
+``gate`` compares two runs case by case and exits 1 when the candidate must not ship (a
+new safety failure; a significant drop beyond the allowed one; significantly more failed
+trials; significantly fewer answered cases, or none; baseline cases missing from the
+candidate without --allow-dataset-change), 3 when it is not blocked but no compared scorer
+has enough paired cases for any drop to be significant (unless --allow-underpowered),
+0 otherwise; 2 for unusable input (e.g. runs over different datasets without
+--allow-dataset-change, or a --json/--markdown path that is a directory, has no existing
+folder, or is one of either run's own files) and 5 when --json or --markdown cannot be
+written. Outputs are written before the verdict
+is printed. ``compare`` prints the runs' headline numbers side by side and never gates.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +25,17 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval.cli._common import console_for
-from agenteval.errors import EXIT_OK, InputError
-from agenteval.gate import GateResult, compare_runs
+from agenteval.errors import EXIT_IO, EXIT_OK, InputError
+from agenteval.gate import compare_runs
+from agenteval.outpaths import check_out_files
 from agenteval.report import summarize
+from agenteval.report.gate_text import render_gate
+from agenteval.report.markdown import render_gate_markdown
 from agenteval.report.model import Summary
-from agenteval.report.terminal import clean, fmt_num, fmt_rate, fmt_s, fmt_usd, safe
+from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd, safe
+from agenteval.rundir import RUN_FILES
 
-MAX_LISTED = 20
+__all__ = ["parse_max_drop", "register", "render_comparison", "render_gate", "run_gate"]
 
 
 def register(sub: Any) -> None:
@@ -38,21 +48,33 @@ def register(sub: Any) -> None:
     )
     g.add_argument("baseline", metavar="BASELINE_RUN")
     g.add_argument("candidate", metavar="CANDIDATE_RUN")
-    g.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    g.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="family-wise significance level over all the gate's tests (0.05)",
+    )
     g.add_argument(
         "--max-drop",
-        action="extend",
-        nargs="+",
+        action="append",
         default=[],
         metavar="SCORER=VALUE",
-        help="allowed drop for a scorer, in score units (0.05 = 5 points); default 0",
+        help="allowed drop for a scorer, in score units (0.05 = 5 points); default 0;"
+        " repeat the option for several scorers",
     )
     g.add_argument(
         "--allow-dataset-change",
         action="store_true",
-        help="compare runs over different datasets on the case ids they share",
+        help="compare runs over different datasets, or a candidate missing baseline"
+        " cases, on the case ids they share",
+    )
+    g.add_argument(
+        "--allow-underpowered",
+        action="store_true",
+        help="exit 0 instead of 3 when too few cases are paired for any drop to show",
     )
     g.add_argument("--json", metavar="FILE", help="also write the verdict as JSON")
+    g.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
     g.set_defaults(func=run_gate)
 
     c: argparse.ArgumentParser = sub.add_parser(
@@ -79,81 +101,37 @@ def parse_max_drop(items: list[str]) -> dict[str, float]:
 
 
 def run_gate(args: argparse.Namespace) -> int:
-    """Compare, print the verdict, return 1 when blocked and 0 otherwise."""
+    """Compare, write --json/--markdown, then print the verdict; return the exit code."""
+    outs = [(o, p) for o, p in (("--json", args.json), ("--markdown", args.markdown)) if p]
+    runs = [("baseline run", args.baseline), ("candidate run", args.candidate)]
+    for _, run_dir in runs:  # never onto either run's own files, nor onto a run
+        check_out_files(outs, runs, protected_dir=run_dir, protected_names=RUN_FILES)
     result = compare_runs(
         args.baseline,
         args.candidate,
         alpha=args.alpha,
         max_drop=parse_max_drop(args.max_drop),
         allow_dataset_change=args.allow_dataset_change,
+        allow_underpowered=args.allow_underpowered,
     )
-    render_gate(result, console_for(args))
+    outputs: list[tuple[str, str, str]] = []
     if args.json:
-        Path(args.json).write_text(
-            json.dumps(result.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
-        )
+        text = json.dumps(result.model_dump(mode="json"), indent=2)
+        outputs.append(("--json", args.json, text + "\n"))
+    if args.markdown:
+        outputs.append(("--markdown", args.markdown, render_gate_markdown(result)))
+    for option, path, text in outputs:
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as e:
+            print(
+                f"agenteval: error: {option} {path}: cannot write ({e.strerror or e});"
+                " no verdict was given",
+                file=sys.stderr,
+            )
+            return EXIT_IO
+    render_gate(result, console_for(args))
     return result.exit_code
-
-
-def render_gate(r: GateResult, console: Console) -> None:
-    """Print what improved, what regressed, the cases that changed and the verdict."""
-    console.print(
-        Text(
-            f"gate: baseline {clean(r.baseline_run)} vs candidate {clean(r.candidate_run)}"
-            f" on {r.cases_compared} shared cases (alpha {r.alpha:g})"
-        )
-    )
-    if r.dataset_changed:
-        console.print(
-            Text(
-                f"datasets differ: {r.only_in_baseline} case(s) only in the baseline and"
-                f" {r.only_in_candidate} only in the candidate were left out"
-            )
-        )
-    t = Table(title="Scorers (paired cases)", title_justify="left")
-    for col in ("scorer", "kind", "cases", "baseline", "candidate", "change", "test", "p"):
-        t.add_column(col, justify="left" if col in ("scorer", "kind", "test") else "right")
-    t.add_column("verdict")
-    for c in r.scorers:
-        pct = c.kind == "pass/fail"
-        show = fmt_rate if pct else fmt_num
-        change = f"{100 * c.delta:+.1f} pts" if pct else f"{c.delta:+.3f}"
-        verdict = c.direction + (" (significant)" if c.significant else "")
-        if c.blocks or c.safety_blocks:
-            verdict = "BLOCKS (safety)" if c.safety_blocks else "BLOCKS"
-        t.add_row(
-            safe(c.scorer, 40), c.kind, str(c.paired), show(c.baseline), show(c.candidate),
-            change, c.test, f"{c.p_value:.3g}", verdict,
-        )  # fmt: skip
-    console.print(t)
-    for c in r.scorers:
-        for label, ids in (("newly failing", c.newly_failing), ("newly passing", c.newly_passing)):
-            if ids:
-                more = f" (+{len(ids) - MAX_LISTED} more)" if len(ids) > MAX_LISTED else ""
-                console.print(
-                    Text(f"{clean(c.scorer)} {label} ({len(ids)}): ")
-                    + Text(clean(", ".join(ids[:MAX_LISTED]), 400) + more)
-                )
-    for s in r.safety_regressions:
-        console.print(
-            Text(f"safety regression: {clean(s.scorer)} case {clean(s.case_id)}: ")
-            + safe(s.reason, 200)
-        )
-    f = r.failures
-    if f is not None:
-        console.print(
-            Text(
-                f"failed trials: {f.baseline_failed} → {f.candidate_failed} cases"
-                f" (new {len(f.newly_failed)}, recovered {len(f.recovered)},"
-                f" {f.test} p={f.p_value:.3g})"
-            )
-        )
-    verdict_text = Text(
-        "BLOCKED" if r.blocked else "PASSED", style="bold red" if r.blocked else "bold green"
-    )
-    console.print(Text("verdict: ") + verdict_text)
-    for reason in r.reasons:
-        console.print(Text(f"  - {clean(reason, 400)}"))
 
 
 def run_compare(args: argparse.Namespace) -> int:

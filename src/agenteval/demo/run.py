@@ -160,8 +160,8 @@ def _run(
 
 
 def _gate(baseline: Path, candidate: Path, title: str, console: Console) -> tuple[bool, list[str]]:
-    from agenteval.cli.gate import render_gate
     from agenteval.gate import compare_runs
+    from agenteval.report.gate_text import render_gate
 
     console.print(Rule(title))
     result = compare_runs(baseline, candidate)

@@ -34,7 +34,7 @@ from agenteval.report.model import (
     TagScorer,
     TagSummary,
 )
-from agenteval.report.percase import CaseAggregate, aggregate_cases
+from agenteval.report.percase import CaseAggregate, aggregate_cases, case_scores
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials
 from agenteval.score import Score
 from agenteval.trial import Trial
@@ -303,11 +303,19 @@ class Accumulator:
             if m.n:
                 ss.mean = m.mean
                 ss.pass_rate = m.passed / m.n
-                lo, hi = stats.wilson_interval(m.passed, m.n)
-                ss.pass_rate_ci = Interval(low=lo, high=hi, method="wilson")
-                ci = stats.mean_interval(m.n, m.mean, m.m2)
+                if self.max_repeat > 0 and self.keep_per_case:  # repeats: cluster by case
+                    cases = case_scores(self.per_case, name)
+                    lo, hi = stats.clustered_pass_rate_interval(
+                        [(c.passed, c.applicable) for c in cases]
+                    )
+                    ci = stats.clustered_mean_interval([(c.applicable, c.total) for c in cases])
+                    how = "-clustered"
+                else:
+                    lo, hi = stats.wilson_interval(m.passed, m.n)
+                    ci, how = stats.mean_interval(m.n, m.mean, m.m2), ""
+                ss.pass_rate_ci = Interval(low=lo, high=hi, method="wilson" + how)
                 if ci is not None:
-                    ss.mean_ci = Interval(low=ci[0], high=ci[1], method="t")
+                    ss.mean_ci = Interval(low=ci[0], high=ci[1], method="t" + how)
             s.scorer_errors[name] = ss.errors
             s.inconclusive[name] = ss.inconclusive
         for tag, ts in s.tags.items():
@@ -329,8 +337,10 @@ class Accumulator:
             )
         s.repeats = repeat_summary(self.per_case)
         s.methods = {
-            "pass_rate_ci": "Wilson score interval, 95%",
-            "mean_ci": "Student t-interval, 95%, clipped to [0, 1]",
+            "pass_rate_ci": "Wilson score interval, 95%"
+            + (" on the case-clustered effective n" if self.max_repeat > 0 else ""),
+            "mean_ci": "Student t-interval, 95%, clipped to [0, 1]"
+            + (", case-clustered standard error" if self.max_repeat > 0 else ""),
             "percentiles": "linear interpolation",
             "pass_at_k": "unbiased estimator 1 - C(n-c,k)/C(n,k), mean over cases",
             "pass_hat_k": "C(c,k)/C(n,k), mean over cases",

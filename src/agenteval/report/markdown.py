@@ -2,7 +2,9 @@
 
 Untrusted text (case ids, tags, reasons, failure messages) is put on one line, stripped
 of control characters, HTML-escaped (``<``, ``>``, ``&``) and has Markdown punctuation
-backslash-escaped, so it can neither inject HTML nor break a table.
+backslash-escaped, so it can neither inject HTML nor break a table; and every ``@`` before
+a name gets a zero-width joiner after it, so ``@user`` or ``@org/team`` shows as written
+but notifies nobody. :func:`render_gate_markdown` renders a gate verdict the same way.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from agenteval.gate_model import GateResult
 from agenteval.pricing import PriceTable
 from agenteval.report.model import Summary
 from agenteval.report.percase import aggregate_cases
@@ -20,12 +23,15 @@ from agenteval.rundir import iter_trials, read_header
 
 MAX_FAILING_CASES = 10
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+_MENTION = re.compile(r"@(?=[\w-])")
+ZWJ = "\u200d"
 
 
 def md(text: object, limit: int = 120) -> str:
     """Untrusted text made inert for Markdown/HTML and safe inside a table cell."""
     s = clean(text, limit)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MENTION.sub("@" + ZWJ, s)  # @org/team is shown, but pings nobody
     return _MD_PUNCT.sub(r"\\\1", s)
 
 
@@ -102,3 +108,74 @@ def write_markdown(
             break
     Path(out_path).write_text(render_markdown(summary, failing), encoding="utf-8")
     return summary
+
+
+def _md_ids(ids: list[str], limit: int = 10) -> str:
+    more = f" (+{len(ids) - limit} more)" if len(ids) > limit else ""
+    return ", ".join(md(i, 60) for i in ids[:limit]) + more
+
+
+def render_gate_markdown(r: GateResult) -> str:
+    """A gate verdict as a pull-request comment: verdict, reasons, scorer table, safety
+    regressions, failed and answered cases, missing cases, notes, and the method."""
+    b_id = clean(r.baseline_run, 40).replace("`", "")
+    c_id = clean(r.candidate_run, 40).replace("`", "")
+    out = [f"### agenteval gate: {r.verdict}", ""]
+    out.append(
+        f"baseline `{b_id}` vs candidate `{c_id}` · {r.cases_compared} shared cases"
+        f" · alpha {r.alpha:g} · one-sided exact tests, Holm over {r.family_size}"
+    )
+    out += ["", "**Why:**"] + [f"- {md(reason, 600)}" for reason in r.reasons]
+    if r.underpowered:
+        out.append("- the comparison cannot show a drop: too few paired cases")
+    out += [
+        "",
+        "| scorer | kind | cases | baseline | candidate | change | p | p (Holm) | min drop"
+        " | verdict |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in r.scorers:
+        pct = c.kind == "pass/fail"
+        show = fmt_rate if pct else fmt_num
+        change = f"{100 * c.delta:+.1f} pts" if pct else f"{c.delta:+.3f}"
+        mdd = "none" if c.underpowered else "–"
+        if c.min_detectable_drop is not None:
+            mdd = f"{100 * c.min_detectable_drop:.1f} pts"
+        verdict = "BLOCKS (safety)" if c.safety_blocks else "BLOCKS" if c.blocks else c.direction
+        out.append(
+            f"| {md(c.scorer, 60)} | {c.kind} | {c.paired} | {show(c.baseline)}"
+            f" | {show(c.candidate)} | {change} | {c.p_value:.3g} | {c.p_adjusted:.3g}"
+            f" | {mdd} | {verdict} |"
+        )
+    if r.safety_regressions:
+        out += ["", "**Safety regressions**", "", "| scorer | case | reason | baseline |"]
+        out.append("|---|---|---|---|")
+        for s in r.safety_regressions[:MAX_FAILING_CASES]:
+            out.append(
+                f"| {md(s.scorer, 40)} | {md(s.case_id, 60)} | {md(s.reason, 160)}"
+                f" | {md(s.baseline, 80)} |"
+            )
+        if len(r.safety_regressions) > MAX_FAILING_CASES:
+            out.append(f"\n(+{len(r.safety_regressions) - MAX_FAILING_CASES} more)")
+    f, cov = r.failures, r.coverage
+    if f is not None:
+        out += [
+            "",
+            f"**Failed trials:** {f.baseline_failed} → {f.candidate_failed} cases"
+            f" (new: {_md_ids(f.newly_failed) or 'none'}; p={f.p_value:.3g},"
+            f" Holm p={f.p_adjusted:.3g})",
+        ]
+    if cov is not None:
+        out += [
+            "",
+            f"**Answered cases:** {cov.baseline_answered} → {cov.candidate_answered} of"
+            f" {cov.paired} (no longer answered: {_md_ids(cov.newly_unanswered) or 'none'};"
+            f" p={cov.p_value:.3g}, Holm p={cov.p_adjusted:.3g})",
+        ]
+        if cov.missing:
+            n = len(cov.missing)
+            out += ["", f"**Missing from the candidate ({n}):** {_md_ids(cov.missing)}"]
+    if r.notes:
+        out += ["", "**Notes:**"] + [f"- {md(n, 600)}" for n in r.notes]
+    out += ["", f"<sub>{md(r.method, 300)}</sub>"]
+    return "\n".join(out) + "\n"

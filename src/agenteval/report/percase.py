@@ -2,16 +2,26 @@
 
 With repeats, a case's value for a scorer is the mean over its applicable repeats, and it
 *passed* only when every applicable repeat passed. A case failed (infrastructure-wise)
-when any of its trials has a ``failure``. Only counters are kept per case and scorer, so
-memory grows with cases × scorers, never with trials.
+when any of its trials has a ``failure``; it was *answered* when every one of its trials
+has an output (not None). Only counters are kept per case and scorer, so memory grows with
+cases × scorers, never with trials.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agenteval.rundir import TrialRecord
+from agenteval.score import Score, Status
+
+ScoreStatus = Status
+
+
+def score_status(s: Score) -> ScoreStatus:
+    """The status of one score (``Score.status``): the one place the gate and the per-case
+    aggregates read it."""
+    return s.status
 
 
 @dataclass(slots=True)
@@ -23,6 +33,7 @@ class CaseScore:
     total: float = 0.0
     errors: int = 0
     not_applicable: int = 0
+    inconclusive: int = 0
     binary: bool = True
     first_failure: str | None = None
     first_error: str | None = None
@@ -37,6 +48,33 @@ class CaseScore:
         """True when every applicable repeat passed; None when none applied."""
         return None if not self.applicable else self.passed == self.applicable
 
+    @property
+    def failed(self) -> int:
+        """Applicable repeats that did not pass."""
+        return self.applicable - self.passed
+
+    def add(self, s: Score) -> None:
+        """Fold one repeat's score in (by :func:`score_status`)."""
+        status = score_status(s)
+        if status == "error":
+            self.errors += 1
+            if self.first_error is None:
+                self.first_error = s.error
+        elif status == "not_applicable":
+            self.not_applicable += 1
+        elif status == "inconclusive":
+            self.inconclusive += 1
+        else:
+            value = s.value or 0.0
+            self.applicable += 1
+            self.total += value
+            if value not in (0.0, 1.0):
+                self.binary = False
+            if status == "passed":
+                self.passed += 1
+            elif self.first_failure is None:
+                self.first_failure = s.reason
+
 
 @dataclass(slots=True)
 class CaseAggregate:
@@ -44,6 +82,7 @@ class CaseAggregate:
 
     trials: int = 0
     failed: int = 0
+    answered: int = 0
     latency_total: float = 0.0
     latency_n: int = 0
     scores: dict[str, CaseScore] = field(default_factory=dict)
@@ -52,6 +91,11 @@ class CaseAggregate:
     def any_failed(self) -> bool:
         """True when at least one trial of the case has a failure (no answer)."""
         return self.failed > 0
+
+    @property
+    def all_answered(self) -> bool:
+        """True when every trial of the case has an output (not None)."""
+        return self.answered == self.trials
 
     @property
     def mean_latency(self) -> float | None:
@@ -63,6 +107,8 @@ class CaseAggregate:
         self.trials += 1
         if rec.failure is not None:
             self.failed += 1
+        if rec.output is not None:
+            self.answered += 1
         if rec.latency.total_s is not None:
             self.latency_total += rec.latency.total_s
             self.latency_n += 1
@@ -70,22 +116,7 @@ class CaseAggregate:
             cs = self.scores.get(name)
             if cs is None:
                 cs = self.scores[name] = CaseScore()
-            if s.error is not None:
-                cs.errors += 1
-                if cs.first_error is None:
-                    cs.first_error = s.error
-                continue
-            if s.value is None:
-                cs.not_applicable += 1
-                continue
-            cs.applicable += 1
-            cs.total += s.value
-            if s.value not in (0.0, 1.0):
-                cs.binary = False
-            if s.passed:
-                cs.passed += 1
-            elif cs.first_failure is None:
-                cs.first_failure = s.reason
+            cs.add(s)
 
 
 def aggregate_cases(records: Iterable[TrialRecord]) -> dict[str, CaseAggregate]:
@@ -97,3 +128,8 @@ def aggregate_cases(records: Iterable[TrialRecord]) -> dict[str, CaseAggregate]:
             agg = out[rec.case_id] = CaseAggregate()
         agg.add(rec)
     return out
+
+
+def case_scores(per_case: Mapping[str, CaseAggregate], name: str) -> list[CaseScore]:
+    """One scorer's per-case results (cases that carry it), for case-clustered intervals."""
+    return [cs for agg in per_case.values() if (cs := agg.scores.get(name)) is not None]

@@ -1,0 +1,122 @@
+"""The gate's verdict for a terminal: what changed, what blocks, what cannot be shown.
+
+Untrusted text (case ids, scorer names, reasons) is printed with markup disabled and
+control characters removed (:func:`agenteval.report.terminal.clean`).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from agenteval.gate_model import GateResult, ScorerComparison
+from agenteval.report.terminal import clean, fmt_num, fmt_rate, safe
+
+MAX_LISTED = 20
+
+
+def _ids(ids: list[str]) -> str:
+    more = f" (+{len(ids) - MAX_LISTED} more)" if len(ids) > MAX_LISTED else ""
+    return clean(", ".join(ids[:MAX_LISTED]), 400) + more
+
+
+def _test(name: str) -> str:
+    """A short label: ``McNemar`` or ``perm. (exact|monte_carlo|normal)``."""
+    if name.startswith("mcnemar"):
+        return "McNemar"
+    return name.replace("permutation_one_sided (", "perm. ").replace("monte_carlo", "MC")[:-1]
+
+
+def _verdict(c: ScorerComparison) -> str:
+    if c.safety_blocks:
+        return "BLOCKS (safety)"
+    if c.blocks:
+        return "BLOCKS"
+    if c.significant:
+        return "within allowed drop"
+    return c.direction
+
+
+def render_gate(r: GateResult, console: Console) -> None:
+    """Print the comparison table, the changed cases, the checks, notes and the verdict."""
+    console.print(
+        Text(
+            f"gate: baseline {clean(r.baseline_run)} vs candidate {clean(r.candidate_run)}"
+            f" on {r.cases_compared} shared cases (alpha {r.alpha:g}; one-sided tests,"
+            f" Holm over {r.family_size})"
+        )
+    )
+    if r.dataset_changed:
+        console.print(
+            Text(
+                f"datasets differ: {r.only_in_baseline} case(s) only in the baseline and"
+                f" {r.only_in_candidate} only in the candidate were left out"
+            )
+        )
+    t = Table(title="Scorers (paired cases)", title_justify="left")
+    t.add_column("scorer", min_width=20, overflow="fold")
+    for col in ("cases", "base", "cand.", "change", "test", "p Holm", "min drop"):
+        t.add_column(col, justify="left" if col == "test" else "right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    for c in r.scorers:
+        pct = c.kind == "pass/fail"
+        show = fmt_rate if pct else fmt_num
+        change = f"{100 * c.delta:+.1f} pts" if pct else f"{c.delta:+.3f}"
+        mdd = "none" if c.underpowered else "–"
+        if c.min_detectable_drop is not None:
+            mdd = f"{100 * c.min_detectable_drop:.1f} pts"
+        t.add_row(
+            safe(c.scorer, 60), str(c.paired), show(c.baseline), show(c.candidate), change,
+            _test(c.test), f"{c.p_adjusted:.3g}", mdd, _verdict(c),
+        )  # fmt: skip
+    console.print(t)
+    console.print(
+        Text(
+            "one-sided tests (is the candidate worse?): exact McNemar for pass/fail scorers,"
+            " sign-flip permutation for graded ones; p Holm: Holm-adjusted p-value; min"
+            " drop: the smallest drop that could block on these cases (none: no drop can)"
+        )
+    )
+    for c in r.scorers:
+        for label, ids in (("newly failing", c.newly_failing), ("newly passing", c.newly_passing)):
+            if ids:
+                console.print(Text(f"{clean(c.scorer)} {label} ({len(ids)}): ") + Text(_ids(ids)))
+    for s in r.safety_regressions:
+        console.print(
+            Text(f"safety regression: {clean(s.scorer)} case {clean(s.case_id)}: ")
+            + safe(s.reason, 200)
+            + Text(f" (baseline: {clean(s.baseline, 100)})")
+        )
+    f = r.failures
+    if f is not None:
+        console.print(
+            Text(
+                f"failed trials: {f.baseline_failed} → {f.candidate_failed} cases"
+                f" (new {len(f.newly_failed)}, recovered {len(f.recovered)},"
+                f" {f.test} p={f.p_value:.3g}, Holm p={f.p_adjusted:.3g})"
+            )
+        )
+    cov = r.coverage
+    if cov is not None:
+        console.print(
+            Text(
+                f"answered cases: {cov.baseline_answered} → {cov.candidate_answered} of"
+                f" {cov.paired} shared (no longer answered {len(cov.newly_unanswered)},"
+                f" newly answered {len(cov.newly_answered)}, {cov.test}"
+                f" p={cov.p_value:.3g}, Holm p={cov.p_adjusted:.3g})"
+            )
+        )
+        if cov.missing:
+            console.print(
+                Text(f"missing from the candidate ({len(cov.missing)}): ") + Text(_ids(cov.missing))
+            )
+    for note in r.notes:
+        console.print(Text(f"note: {clean(note, 600)}"))
+    style = {"BLOCKED": "bold red", "UNDERPOWERED": "bold yellow"}.get(r.verdict, "bold green")
+    console.print(Text("verdict: ") + Text(r.verdict, style=style))
+    for reason in r.reasons:
+        console.print(Text(f"  - {clean(reason, 600)}"))
+    if r.underpowered:
+        tail = " (allowed by --allow-underpowered)" if r.allow_underpowered else ""
+        console.print(Text(f"  - the comparison cannot show a drop: too few paired cases{tail}"))
