@@ -13,7 +13,8 @@ It may return:
   :class:`~agenteval.agents.base.AgentOutput`.
 
 A ``failure`` keeps what else the result holds: its ``tool_calls``, ``messages``, usage
-and retries are recorded on the failed trial (calls of failed trials are still scored).
+and retries are recorded on the failed trial (calls of failed trials are still scored);
+without returned calls, the calls capture saw are kept.
 
 Each call gets its own deep copy of the case, so an agent that changes the case (appends
 to ``case.input``, clears ``case.must_not_contain``) changes neither later calls nor what
@@ -28,6 +29,12 @@ twice) is recorded, and its thread is left to finish on its own; the process doe
 wait for it when the run ends. Exceptions propagate unchanged (the runner records them as
 ``agent_error``, ``SystemExit`` and other ``BaseException`` included); :class:`AgentFailure`
 passes through with its cause.
+
+Tool calls need not be returned: with ``capture="auto"`` (the default) and
+``opentelemetry-sdk`` installed, the spans the agent's own instrumentation emits during
+the call are mapped to the trial (:mod:`agenteval.traces`), and a returned ``messages``
+transcript is read for calls (:mod:`agenteval.transcripts`); precedence in
+:mod:`agenteval.traces.merge`.
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ from agenteval._imports import load_callable
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.errors import InputError
+from agenteval.traces.capture import capture_source
+from agenteval.traces.merge import Seen, keep_partial, merge, watch
 from agenteval.trial import Retry, ToolCall, Trial, Usage
 
 _DICT_KEYS = frozenset(
@@ -159,7 +168,7 @@ def _resolve(fut: asyncio.Future[Any], result: tuple[bool, Any]) -> None:
 class PythonAgent:
     """Calls a Python function for each case (see the module docstring for the contract)."""
 
-    def __init__(self, target: str | Callable[..., Any]) -> None:
+    def __init__(self, target: str | Callable[..., Any], *, capture: str = "auto") -> None:
         if isinstance(target, str):
             self.target = target
             self.fn: Callable[..., Any] = load_callable(target, what="agent", option="--agent")
@@ -171,6 +180,7 @@ class PythonAgent:
         self._repeat_mode = _repeat_mode(self.fn, self.target)
         self._async = _is_async(self.fn)
         self._threads: AgentThreads | None = None
+        self._capture = capture_source(capture)
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "python", target}``."""
@@ -190,15 +200,16 @@ class PythonAgent:
         own = own_copy(case)
         args: tuple[Any, ...] = (own, repeat) if self._repeat_mode == "positional" else (own,)
         kwargs = {"repeat": repeat} if self._repeat_mode == "keyword" else {}
-        if self._async:
-            result = await self.fn(*args, **kwargs)
-        else:
-            if self._threads is None:
-                self._threads = AgentThreads()
-            result = await self._threads.call(self.fn, *args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
-        return normalize_result(result, rec, self.target)
+        with watch(self._capture, rec) as seen:
+            if self._async:
+                result = await self.fn(*args, **kwargs)
+            else:
+                if self._threads is None:
+                    self._threads = AgentThreads()
+                result = await self._threads.call(self.fn, *args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+        return normalize_result(result, rec, self.target, seen)
 
 
 def own_copy(case: Case) -> Case:
@@ -221,13 +232,27 @@ def _json_copy(value: Any) -> Any:
     return value  # str, numbers, None: immutable
 
 
-def normalize_result(result: Any, rec: Recorder, target: str = "agent") -> AgentOutput:
+def normalize_result(
+    result: Any, rec: Recorder, target: str = "agent", seen: Seen | None = None
+) -> AgentOutput:
     """Turn what an agent function returned into an :class:`AgentOutput`.
 
     Usage and retries go into ``rec``. Raises ``AgentFailure`` for a result carrying a
-    ``failure`` (its tool calls and messages go into ``rec`` first, so the failed trial
-    keeps them), and ``TypeError`` naming ``target`` for anything unsupported.
+    ``failure`` (its tool calls and messages go into ``rec`` first, else the calls capture
+    saw, so the failed trial keeps them), and ``TypeError`` naming ``target`` for anything
+    unsupported. Calls come from the result, else its ``messages``, else ``seen`` (see
+    :mod:`agenteval.traces.merge`).
     """
+    try:
+        out = _normalize(result, rec, target)
+    except AgentFailure:
+        if seen is not None and seen.trajectory is not None:
+            keep_partial(seen.trajectory, rec)  # returned calls (already in rec) win
+        raise
+    return merge(out, seen, rec)
+
+
+def _normalize(result: Any, rec: Recorder, target: str) -> AgentOutput:
     if isinstance(result, AgentOutput):
         return result
     if result is None or isinstance(result, str):
