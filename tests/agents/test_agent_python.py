@@ -346,3 +346,22 @@ def test_a_failure_result_keeps_its_tool_calls_and_messages() -> None:
     assert [c.name for c in rec.tool_calls] == ["search"]
     assert rec.messages == [{"role": "user", "content": "hi"}]
     assert rec.usage[0].input_tokens == 2
+
+
+def test_a_failure_without_returned_calls_keeps_the_calls_capture_saw() -> None:
+    from agenteval.agents.python import normalize_result
+    from agenteval.traces.merge import Seen
+    from agenteval.traces.records import Trajectory
+    from agenteval.trial import ToolCall
+
+    seen = Seen(source="otel", trajectory=Trajectory(tool_calls=[ToolCall(name="seen")]))
+    failure = {"failure": {"cause": "agent_error", "message": "x"}}
+    rec = Recorder()
+    with pytest.raises(AgentFailure):
+        normalize_result(failure, rec, "agent", seen)
+    assert [c.name for c in rec.tool_calls] == ["seen"]
+    returned = {**failure, "tool_calls": [{"name": "returned", "arguments": {}}]}
+    rec = Recorder()
+    with pytest.raises(AgentFailure):
+        normalize_result(returned, rec, "agent", seen)
+    assert [c.name for c in rec.tool_calls] == ["returned"]  # returned calls win
