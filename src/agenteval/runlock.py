@@ -19,7 +19,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agenteval.errors import InputError
+from agenteval.errors import InputError, cannot_write
 
 try:
     import fcntl
@@ -84,11 +84,9 @@ class RunLock:
                 os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
             finally:
                 os.close(fd)
-        except OSError as e:
+        except OSError as e:  # read-only or full: exit 5; a file in the way: exit 2
             os.close(dir_fd)
-            raise InputError(
-                f"cannot create the lock file ({e.strerror or e})", file=path
-            ) from None
+            raise cannot_write(e, path, "the lock file") from None
         return cls(d, dir_fd)
 
     @staticmethod

@@ -78,13 +78,17 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _dumps = _ENCODER.encode  # json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def _trial_line(trial: Trial, scores: dict[str, Score], cache: dict[_ScoreKey, str]) -> str:
+def _trial_line(
+    trial: Trial, scores: dict[str, Score], cache: dict[_ScoreKey, str], repair: bool = True
+) -> str:
     # pydantic's JSON serialiser gives the same values as model_dump(mode="json") followed by
     # json.dumps, several times faster; the trial object always ends with "}".
     exclude = {"scores"} if isinstance(trial, TrialRecord) else None
     try:
         text = trial.model_dump_json(exclude=exclude)
     except ValueError:  # a lone surrogate from the agent: not encodable, written as U+FFFD
+        if not repair:
+            raise  # the caller repairs the trial itself (the runner counts replacements)
         text = replace_surrogates(_dumps(trial.model_dump(mode="json", exclude=exclude)))
     return text[:-1] + ',"scores":' + _scores_json(scores, cache) + "}\n"
 

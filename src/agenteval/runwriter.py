@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agenteval.case import Case
-from agenteval.errors import InputError
+from agenteval.errors import InputError, cannot_write
 from agenteval.runheader import CASES, HEADER, TRIALS, RunHeader, read_header, write_header
 from agenteval.runlock import LOCK, RunLock
 from agenteval.runtrials import _ScoreKey, _trial_line, parse_trial_line
@@ -127,9 +127,12 @@ class RunWriter:
         w.written = len(done)
         return w, done, notes
 
-    def append(self, trial: Trial, scores: dict[str, Score]) -> None:
-        """Write one trial line and flush it to the OS; then tell the observer, if any."""
-        line = _trial_line(trial, scores, self._frags)
+    def append(self, trial: Trial, scores: dict[str, Score], *, repair: bool = True) -> None:
+        """Write one trial line and flush it to the OS; then tell the observer, if any.
+
+        ``repair=False``: a trial that cannot be encoded raises ValueError (nothing is
+        written) instead of being written with U+FFFD for its lone surrogates."""
+        line = _trial_line(trial, scores, self._frags, repair)
         try:
             self._fh.write(line)
         except UnicodeEncodeError:  # a lone surrogate (encoding fails before any write)
@@ -157,10 +160,13 @@ class RunWriter:
         return removable
 
     def close(self) -> None:
-        """Close the trial file and release the lock (idempotent)."""
-        self._fh.close()
-        if self._lock is not None:
-            self._lock.release()
+        """Close the trial file and release the lock (idempotent; the lock is released
+        even when closing fails, e.g. a full disk refusing the last buffered bytes)."""
+        try:
+            self._fh.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     def __enter__(self) -> RunWriter:
         return self
@@ -231,10 +237,8 @@ def claim_new_run_dir(d: Path, command: str, *, overwrite: bool = False) -> tupl
             created = True
         except FileExistsError:
             pass  # made by someone else meanwhile: checked like any existing directory
-        except OSError as e:
-            raise InputError(
-                f"cannot create the run directory ({e.strerror or e})", file=d
-            ) from None
+        except OSError as e:  # read-only or full: exit 5; a file in the way: exit 2
+            raise cannot_write(e, d, "the run directory") from None
     if not d.is_dir():
         raise InputError("exists and is not a directory", file=d)
     if not created:
