@@ -209,7 +209,9 @@ def test_format_1_headers_migrate_to_specs_idempotently() -> None:
     assert tone.settings == {"model": "m", "scale": "likert"}
     assert (mine.ref, mine.kind, mine.threshold, mine.safety) == (None, "pass/fail", 1.0, False)
 
-    @given(st.lists(st.one_of(st.sampled_from(["exact_match", "judge_tone"]), st.text())))
+    @given(
+        st.lists(st.one_of(st.sampled_from(["exact_match", "judge_tone"]), st.text()), unique=True)
+    )
     def idempotent(names: list[str]) -> None:
         once = migrate_header({"agent": judge, "scorers": names})
         assert migrate_header(once) == once

@@ -2,9 +2,11 @@
 
 The fingerprint of a run is read from its header (``run.json``): the agent as described
 there (secrets removed; a prompt template as its SHA-256), the judge (model, rubrics,
-temperature, samples, structured output, max tokens), the scorers (whatever the header
-holds under ``scorers``, as canonical JSON), ``repeats``, ``limit``, the benchmark name and
-the dataset hash. Everything else may differ on resume because it changes how hard or how
+temperature, samples, structured output, max tokens), the scorers (each spec by name: the
+order of ``--scorer`` options does not matter), ``repeats``, ``limit`` (a limit at or above
+the number of cases is the same as none: it selects every case), the benchmark name and the
+dataset hash (of the cases, so a relative or absolute spelling of the dataset path is the
+same dataset). Everything else may differ on resume because it changes how hard or how
 fast the run is worked, not what it measures: ``--concurrency``, ``--timeout``,
 ``--request-timeout``, ``--max-retries``, ``--retry-base``, ``--prices``, ``--quiet`` and
 the progress display, and the judge's concurrency, retries and cache folder.
@@ -42,12 +44,20 @@ def fingerprint(header: RunHeader) -> dict[str, Any]:
     if isinstance(judge, dict):
         judge = {k: v for k, v in judge.items() if k not in JUDGE_FREE}
     settings = header.settings
+    specs = header.model_dump(mode="json", include={"scorers"}).get("scorers") or []
+    scorers = {
+        str(s.get("name")): {k: v for k, v in s.items() if k != "name"}
+        for s in sorted(specs, key=lambda s: str(s.get("name")))
+    }
+    limit = settings.get("limit")
+    if isinstance(limit, int) and 0 < header.dataset.cases <= limit:
+        limit = None  # every case either way
     fields = {
         "agent": agent,
         "judge": judge,
-        "scorers": header.model_dump(mode="json", include={"scorers"}).get("scorers"),
+        "scorers": scorers,
         "repeats": settings.get("repeats", 1),
-        "limit": settings.get("limit"),
+        "limit": limit,
         "benchmark": settings.get("benchmark"),
         "dataset": header.dataset.sha256,
     }
@@ -76,11 +86,18 @@ def _show(value: Any, width: int = 60) -> str:
 
 def differences(old: RunHeader, new: RunHeader) -> list[tuple[str, str, str]]:
     """``(field, old value, new value)`` for every fingerprint field that differs, with
-    nested fields dotted (``agent.model``) and values shortened to 60 characters."""
+    nested fields dotted (``agent.model``, ``scorers.polite.threshold``; when scorers were
+    added or dropped, ``scorers`` names those only on each side) and values shortened to
+    60 characters."""
     a: dict[str, Any] = {}
     b: dict[str, Any] = {}
-    _flat(fingerprint(old), "", a)
-    _flat(fingerprint(new), "", b)
+    fa, fb = fingerprint(old), fingerprint(new)
+    sa, sb = fa["scorers"], fb["scorers"]
+    if set(sa) != set(sb):  # scorers added or dropped: name those, not every spec
+        fa["scorers"] = ",".join(n for n in sa if n not in sb) or None
+        fb["scorers"] = ",".join(n for n in sb if n not in sa) or None
+    _flat(fa, "", a)
+    _flat(fb, "", b)
     keys = list(a) + [k for k in b if k not in a]
     return [(k, _show(a.get(k)), _show(b.get(k))) for k in keys if a.get(k) != b.get(k)]
 

@@ -2,12 +2,18 @@
 
 Every command that writes (``run``, ``score``, ``rescore``, ``judge``, ``report``) checks
 its output paths here before it writes anything. Paths are compared after resolving
-symlinks and relative parts (``.``, ``x/..``), so two spellings of one file are one file.
+symlinks and relative parts (``.``, ``x/..``), and an existing file also by identity (a hard
+link, or another case on a case-insensitive file system), so two spellings of one file are
+one file.
 
 - :func:`check_out_dir`: a run directory to create must not be, contain, or lie inside any
-  input (the dataset, the trial file, the source run directory or one of its files).
-- :func:`check_out_files`: a report file must not be an input, one of the run's own files,
-  a directory, or the same file as another output of the same command.
+  input (the dataset, the trial file, the source run directory or one of its files), nor
+  lie inside another run directory (a folder holding ``run.json``).
+- :func:`check_out_files`: a report file must not be an input, one of the files of any run
+  directory (``run.json``, ``trials.jsonl``, ``cases.jsonl``, ``run.lock`` beside a
+  ``run.json``), a directory, or the same file as another output of the same command; a
+  file written by renaming a temporary file over it (``report --html``) must also not be
+  a device or FIFO (``/dev/stdout``): the rename would replace the device itself.
 
 A refusal is an :class:`~agenteval.errors.InputError` (exit 2) whose one line names both
 paths.
@@ -20,6 +26,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agenteval.errors import InputError
+
+RUN_HEADER = "run.json"
+RUN_OWN_FILES = frozenset((RUN_HEADER, "trials.jsonl", "cases.jsonl", "run.lock"))
+"""A run directory's own files (``agenteval.rundir.RUN_FILES`` but the header's temporary)."""
 
 Input = tuple[str, str | os.PathLike[str] | None]
 """``(what, path)``: what the input is ("dataset", "trial file", "run") and where; a
@@ -35,10 +45,19 @@ def _inside(child: Path, parent: Path) -> bool:
     return child != parent and child.is_relative_to(parent)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Both exist and are one file: a hard link, or another spelling on a case-insensitive
+    file system (macOS, Windows), where the path strings differ."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def relation(out: Path, inp: Path) -> str | None:
     """How the real path ``out`` stands to the real path ``inp``: "is", "is inside",
     "contains", or None when they are apart."""
-    if out == inp:
+    if out == inp or _same_file(out, inp):
         return "is"
     if _inside(out, inp):
         return "is inside"
@@ -47,10 +66,20 @@ def relation(out: Path, inp: Path) -> str | None:
     return None
 
 
+def enclosing_run(path: Path) -> Path | None:
+    """The nearest folder above the real path ``path`` that holds a ``run.json``, if any."""
+    for parent in path.parents:
+        if (parent / RUN_HEADER).is_file():
+            return parent
+    return None
+
+
 def check_out_dir(
     out: str | os.PathLike[str], inputs: Iterable[Input], option: str = "--out"
 ) -> None:
-    """Refuse a run directory to create that is, contains or lies inside an input.
+    """Refuse a run directory to create that is, contains or lies inside an input, or that
+    lies inside another run directory (its report and gate would never see it, and a
+    resume or cleanup of that run would trip over it).
 
     One line: ``--out cases.jsonl is the dataset cases.jsonl; --out must be a new directory``.
     """
@@ -64,6 +93,22 @@ def check_out_dir(
                 f"{option} {os.fspath(out)} {rel} the {what} {os.fspath(path)};"
                 f" {option} must be a new directory"
             )
+    run = enclosing_run(r_out)
+    if run is not None:
+        raise InputError(
+            f"{option} {os.fspath(out)} is inside the run directory {run};"
+            f" {option} must be a new directory outside any run"
+        )
+
+
+_SPECIAL_ROOTS = (Path("/dev"), Path("/proc"))
+
+
+def _special(p: Path) -> bool:
+    """True for a path in ``/dev`` or ``/proc`` (``/dev/stdout`` even when it is redirected
+    to a regular file: renaming over it would replace the device link itself)."""
+    given = Path(os.path.abspath(p))
+    return any(q.is_relative_to(root) for q in (given, real(p)) for root in _SPECIAL_ROOTS)
 
 
 def check_out_files(
@@ -71,13 +116,18 @@ def check_out_files(
     inputs: Iterable[Input],
     protected_dir: str | os.PathLike[str] | None = None,
     protected_names: Iterable[str] = (),
+    renamed: Iterable[str] = (),
 ) -> list[Path]:
     """Check report files to write; return them as paths.
 
     Each ``(option, path)`` of ``outs`` must not be a directory, must have an existing
     parent folder, must not be (or contain) an input, must not be the file
-    ``protected_dir/NAME`` for one of ``protected_names`` (a run's own files), and must not
-    be the same file as another output.
+    ``protected_dir/NAME`` for one of ``protected_names`` (a run's own files; a hard link
+    to one counts), must not be a file of any other run directory, and must not be the same
+    file as another output. An output whose option is in ``renamed`` (written to a temporary
+    file, then renamed over its path) must also be a regular file when it exists, and not
+    in ``/dev`` or ``/proc``: the rename would replace the device or FIFO itself. Outputs
+    written in place may be ``/dev/stdout``.
     """
     prot = real(protected_dir) if protected_dir is not None else None
     names = set(protected_names)
@@ -89,6 +139,10 @@ def check_out_files(
         r = real(p)
         if p.is_dir():
             raise InputError(f"{option} {p}: is a directory; give a file path")
+        if option in renamed and (_special(p) or (p.exists() and not p.is_file())):
+            raise InputError(
+                f"{option} {p}: is not a regular file (a device, FIFO or socket); give a file path"
+            )
         if not p.parent.exists():
             raise InputError(f"{option} {p}: the folder to write into does not exist")
         for what, inp in inputs:
@@ -99,10 +153,19 @@ def check_out_files(
                 raise InputError(
                     f"{option} {p} {rel} the {what} {os.fspath(inp)}; choose another file"
                 )
-        if prot is not None and r.parent == prot and r.name in names:
+        hit = None
+        if prot is not None:
+            hit = r.name if r.parent == prot and r.name in names else None
+            hit = hit or next((n for n in sorted(names) if _same_file(r, prot / n)), None)
+        if hit is not None:
             raise InputError(
-                f"{option} {p} is the run's own file {r.name} in {os.fspath(protected_dir or '')};"
+                f"{option} {p} is the run's own file {hit} in {os.fspath(protected_dir or '')};"
                 " choose another file"
+            )
+        own = next((n for n in RUN_OWN_FILES if _same_file(r, r.parent / n)), r.name)
+        if own in RUN_OWN_FILES and (r.parent / RUN_HEADER).is_file():
+            raise InputError(
+                f"{option} {p} is the run's own file {own} in {r.parent}; choose another file"
             )
         if r in seen:
             raise InputError(

@@ -43,7 +43,8 @@ class Score:
     threshold``, ``failed`` otherwise. An explicit status must agree with the value:
     ``passed``/``failed`` need a value on the right side of the threshold,
     ``not_applicable``/``inconclusive`` need value None and no error; ``error`` sets
-    ``error`` to the reason when it was not given. A disagreement raises ValueError.
+    ``error`` to the reason when it was not given. A disagreement, or a threshold outside
+    [0, 1] (NaN included), raises ValueError.
 
     Treat a Score as immutable: readers share equal Score objects between trials. (It is
     not a frozen dataclass because a frozen one costs several times more to create, and
@@ -60,6 +61,8 @@ class Score:
     def __post_init__(self) -> None:
         v = self.value
         status = self.status
+        if not 0.0 <= self.threshold <= 1.0:  # NaN fails the comparison too
+            raise ValueError(f"score threshold must be within [0, 1], got {self.threshold!r}")
         if status is None and self.error is None:  # the common case, decided cheaply
             if v is None:
                 self.status = "not_applicable"
@@ -139,12 +142,16 @@ class Score:
         A score without ``status`` (written by agenteval 0.1, format 1) gets the status
         0.1 meant, see :func:`legacy_status`.
         """
+        if not isinstance(d, dict):
+            raise ValueError(f"a score must be a JSON object, got {type(d).__name__}")
+        status = d.get("status")
+        if status is not None and not isinstance(status, str):
+            raise ValueError(f"score status must be a string, got {type(status).__name__}")
         usage = [Usage.model_validate(u) for u in d.get("usage") or []]
         value = d.get("value")
         reason = str(d.get("reason", ""))
         threshold = float(d.get("threshold", BINARY_THRESHOLD))
         error = d.get("error")
-        status = d.get("status")
         if status is None:
             status = legacy_status(value, reason, error)
         return cls(value, reason, threshold, error, usage, status)  # type: ignore[arg-type]

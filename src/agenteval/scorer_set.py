@@ -78,13 +78,16 @@ class ScorerOverrides:
     ``no_builtin``: do not recompute the built-in scorers (their stored scores are kept).
     ``suite_tools``: new tool definitions for ``tool_arguments_valid``/``tool_execution``.
     ``pii_kinds``: new kinds for ``pii_leakage``. ``custom``: ``module:fn`` scorers added,
-    each replacing the recorded scorer of the same name.
+    each replacing the recorded scorer of the same name. ``trust_refs``: import the
+    ``module:fn`` refs that run.json names (False: they are kept, not recomputed, because
+    importing runs the code a run file names, and a run may come from someone else).
     """
 
     no_builtin: bool = False
     suite_tools: list[dict[str, Any]] | None = None
     pii_kinds: Sequence[str] | None = None
     custom: Sequence[str] = ()
+    trust_refs: bool = False
 
 
 @dataclass(slots=True)
@@ -113,10 +116,12 @@ def rebuild_scorers(
 
     In recorded order: a ``builtin:`` spec is rebuilt with its settings (``--tool-defs`` and
     ``--pii-kinds`` replace them; with ``no_builtin`` it is kept, not recomputed); a
-    ``module:fn`` spec is imported
-    again; a ``judge:`` spec is kept (rescore never calls a judge); a spec without ``ref``
-    is kept with a note that it cannot be rebuilt. A ``custom`` override replaces the spec
-    of the same name or is added at the end. A run that records no scorer at all gets the
+    ``module:fn`` spec is imported again only with ``trust_refs`` (else it is kept with a
+    note: run.json is data, and importing a module it names runs code, e.g. a ``.py`` file
+    shipped beside a run someone sent), under the recorded name; a ``judge:`` spec is kept
+    (rescore never calls a judge); a spec without ``ref`` is kept with a note that it
+    cannot be rebuilt. A ``custom`` override replaces the spec of the same name or is added
+    at the end. A run that records no scorer at all gets the
     built-in defaults (unless ``no_builtin``). InputError when a recorded scorer cannot be
     rebuilt from its ref (unknown built-in, bad settings, import failure), naming
     ``where`` (the run.json path) as the file.
@@ -148,6 +153,13 @@ def rebuild_scorers(
                 f"cannot rebuild scorer '{spec.name}': run.json records no import path for it;"
                 " its stored scores are kept (give --scorer MODULE:FN to recompute it)"
             )
+        elif not overrides.trust_refs:
+            out.kept.append(spec)
+            out.notes.append(
+                f"scorer '{spec.name}' not recomputed: run.json names its code ({spec.ref})"
+                " and rescore imports code named by a run only with --trust-run; its stored"
+                f" scores are kept (or give --scorer {spec.ref})"
+            )
         else:
             fns.append(_recorded(spec, where))
     fns.extend(by_name.values())
@@ -178,7 +190,7 @@ def _builtin(spec: ScorerSpec, overrides: ScorerOverrides, where: str | None) ->
 def _recorded(spec: ScorerSpec, where: str | None) -> ScorerFn:
     assert spec.ref is not None
     try:
-        return load_scorer(spec.ref, None)
+        fn = load_scorer(spec.ref, None)
     except InputError as e:
         raise InputError(
             f"scorer '{spec.name}' cannot be rebuilt: {e.message}; make {spec.ref}"
@@ -186,3 +198,6 @@ def _recorded(spec: ScorerSpec, where: str | None) -> ScorerFn:
             file=where,
             field="scorers",
         ) from None
+    # its scores are stored under the recorded name: a function renamed since (or a spec
+    # whose name is not the function's) must not leave them stale beside new ones
+    return fn if fn.name == spec.name else fn.replace(name=spec.name)

@@ -4,7 +4,8 @@ A :class:`Scorer` wraps a scoring function ``fn(case, trial)`` with everything a
 to know about it: its ``name`` (the key its scores are stored under), its ``kind``
 (``pass/fail``: values are 0 or 1; ``graded``: any value in [0, 1]), its pass
 ``threshold``, whether it is a ``safety`` scorer (the gate blocks on any new failure of a
-safety scorer), its ``settings`` (a JSON-able dict) and its ``ref``: how to build it again.
+safety scorer), its ``settings`` (a JSON dict: anything else, NaN included, is a
+ValueError when the Scorer is made) and its ``ref``: how to build it again.
 
 ``ref`` forms (see ``docs/formats.md``):
 
@@ -24,6 +25,7 @@ settings}`` in ``run.json``'s ``scorers`` list.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, overload
@@ -103,6 +105,13 @@ class Scorer:
         kind = kind or default_kind(threshold)
         if kind not in KINDS:
             raise ValueError(f"scorer kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        try:
+            json.dumps(dict(settings or {}), allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise ValueError(
+                f"scorer {name or getattr(fn, '__name__', fn)!r}: settings must be JSON"
+                f" (run.json records them): {e}"
+            ) from None
         functools.update_wrapper(self, fn, updated=())
         self.fn = fn
         self.name = name or getattr(fn, "__name__", None) or repr(fn)

@@ -175,7 +175,7 @@ def test_rescore_reuses_the_recorded_pii_kinds_tool_defs_and_custom_scorers(
 
     (tmp_path / "myscorers.py").write_text(SCORER.replace("looked for a digit", "v2"))
     new = tmp_path / "rescored"
-    p = _cli("rescore", out, "--out", new, "--quiet", cwd=tmp_path)
+    p = _cli("rescore", out, "--out", new, "--quiet", "--trust-run", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     q1 = {r.case_id: r for r in iter_trials(new)}["q1"].scores
@@ -261,7 +261,7 @@ def test_a_recorded_scorer_that_no_longer_imports_is_one_clear_input_error(
     p = _cli("score", cases, trials, "--out", out, "--scorer", "myscorers:has_total", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     (tmp_path / "myscorers.py").unlink()
-    p = _cli("rescore", out, "--out", tmp_path / "new", cwd=tmp_path)
+    p = _cli("rescore", out, "--out", tmp_path / "new", "--trust-run", cwd=tmp_path)
     assert p.returncode == 2
     (line,) = p.stderr.strip().splitlines()
     assert "run.json" in line and "'has_total'" in line and "myscorers" in line

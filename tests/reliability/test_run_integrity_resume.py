@@ -81,7 +81,7 @@ CHANGES: list[tuple[dict[str, str | None], str]] = [
     ({"--repeats": "3"}, "the run was made with repeats=2; now repeats=3"),
     ({"--limit": "5"}, "the run was made with limit=none; now limit=5"),
     ({"--agent": "_integrity_agent:other"}, "agent.target=_integrity_agent:answer;"),
-    ({"--no-builtin-scorers": None}, "the run was made with scorers=["),
+    ({"--no-builtin-scorers": None}, "the run was made with scorers=avoids_forbidden_text,"),
     ({"--repeats": "1", "--limit": "3"}, "repeats=2, limit=none; now repeats=1, limit=3"),
 ]
 

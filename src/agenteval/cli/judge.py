@@ -36,6 +36,7 @@ from agenteval.judge import (
 )
 from agenteval.outpaths import check_out_dir
 from agenteval.rundir import RunHeader, RunWriter, TrialRecord, cases_path, iter_trials, read_header
+from agenteval.runlock import refuse_if_being_written
 from agenteval.score import Score
 
 
@@ -111,6 +112,7 @@ def run_judge(args: argparse.Namespace) -> int:
     src = Path(args.run_dir)
     out = Path(args.out)
     check_out_dir(args.out, [("source run", args.run_dir)])  # judge never modifies its source
+    refuse_if_being_written(src, "agenteval judge")  # a copy of it would look whole
     old = read_header(src)
     cases = load_run_cases(src)
     config = judge_config_from_args(args)

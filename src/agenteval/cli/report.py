@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         [("run", args.run_dir), ("price table", args.prices)],
         protected_dir=args.run_dir,
         protected_names=RUN_FILES,
+        renamed=("--html",),  # written to FILE.tmp, then renamed over FILE
     )
     wanted = [(k, out) for (k, _), out in zip(given, checked, strict=True)]
     if not wanted:

@@ -5,18 +5,21 @@ scorers again and writes a new run. The original run is never modified and the a
 never called.
 
 The scorers are the ones the run recorded in run.json, rebuilt with their recorded
-settings (suite tool definitions, PII kinds, custom scorers by import path). The options
-override them: --no-builtin-scorers keeps the built-in scorers' stored scores instead of
-recomputing them; --tool-defs and --pii-kinds replace the recorded settings of
-tool_arguments_valid/tool_execution and pii_leakage; --scorer MODULE:FN adds a scorer, or
-replaces the recorded one of the same name. A run that recorded no scorer gets the
-built-in ones. Scores the new scorers do not produce (an LLM judge's, a scorer whose
-import path was not recorded) are carried over unchanged.
+settings (suite tool definitions, PII kinds). Custom scorers recorded by import path are
+imported again only with --trust-run, because importing a module that run.json names runs
+code and a run may come from someone else; without it their stored scores are kept. The
+options override the recorded scorers: --no-builtin-scorers keeps the built-in scorers'
+stored scores instead of recomputing them; --tool-defs and --pii-kinds replace the recorded
+settings of tool_arguments_valid/tool_execution and pii_leakage; --scorer MODULE:FN adds a
+scorer, or replaces the recorded one of the same name. A run that recorded no scorer gets
+the built-in ones. Scores the new scorers do not produce (an LLM judge's, a scorer whose
+import path was not recorded or not trusted) are carried over unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import sys
 from collections import OrderedDict
@@ -46,6 +49,7 @@ from agenteval.rundir import (
     iter_trials,
     read_header,
 )
+from agenteval.runlock import refuse_if_being_written
 from agenteval.scorer_set import rebuild_scorers
 from agenteval.scoring import Scorers
 
@@ -62,6 +66,12 @@ def register(sub: Any) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="the run to rescore (left untouched)")
     p.add_argument("--out", required=True, metavar="NEW_RUN_DIR", help="run directory to create")
     p.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    p.add_argument(
+        "--trust-run",
+        action="store_true",
+        help="import the custom scorers run.json names (module:fn) and recompute them;"
+        " this runs code the run file names: only for runs you trust",
+    )
     add_scorer_args(p)
     p.set_defaults(func=run)
 
@@ -174,8 +184,10 @@ def run(args: argparse.Namespace) -> int:
     src = Path(args.run_dir)
     out = Path(args.out)
     check_out_dir(args.out, [("source run", args.run_dir)])  # rescore never modifies its source
+    refuse_if_being_written(src, "agenteval rescore")  # a copy of it would look whole
     old = read_header(src)
-    rebuilt = rebuild_scorers(old.scorers, scorer_overrides(args), where=str(src / HEADER))
+    overrides = dataclasses.replace(scorer_overrides(args), trust_refs=args.trust_run)
+    rebuilt = rebuild_scorers(old.scorers, overrides, where=str(src / HEADER))
     for note in rebuilt.notes:
         print(f"agenteval: rescore: {note}", file=sys.stderr, flush=True)
     scorers = rebuilt.scorers
