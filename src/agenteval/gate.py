@@ -145,6 +145,10 @@ def decide(
     r.not_compared = [name for name in names if name not in paired]
     r.family_size = len(paired) + 2
     level = alpha / r.family_size
+    if level <= 0:
+        raise InputError(
+            f"--alpha {alpha:g} is too small: alpha / {r.family_size} tests is 0 in floating point"
+        )
     r.scorers = [
         compare_scorer(name, pairs, drops.get(name, 0.0), level) for name, pairs in paired.items()
     ]

@@ -31,8 +31,11 @@ Pair = tuple[str, CaseScore, CaseScore]
 
 def resamples_for(level: float) -> int:
     """Monte Carlo draws for a permutation test at ``level``: enough that the smallest
-    possible p-value, 1 / (draws + 1), is 40 times below the level (at least 4,000)."""
-    return min(MAX_RESAMPLES, max(stats.MONTE_CARLO_RESAMPLES, math.ceil(40 / level)))
+    possible p-value, 1 / (draws + 1), is 40 times below the level (at least 4,000, at most
+    MAX_RESAMPLES, also for a level so small that 40 / level overflows)."""
+    if level * MAX_RESAMPLES <= 40:
+        return MAX_RESAMPLES
+    return max(stats.MONTE_CARLO_RESAMPLES, math.ceil(40 / level))
 
 
 def compare_scorer(
