@@ -100,3 +100,17 @@ def test_normal_path_still_finds_a_clear_graded_drop() -> None:
     # 300 cases, each 0.05 lower: the correction (one difference) costs next to nothing
     res = stats.paired_permutation([-0.05] * 250 + [0.05] * 50, alternative="less")
     assert res.method == "normal" and res.p_value < 1e-20
+
+
+def test_mcnemar_on_many_discordant_cases_is_fast_and_exact() -> None:
+    # before: the sum of n big binomial coefficients took 5 s at n = 10,000 (per test)
+    import time
+    from fractions import Fraction
+
+    start = time.perf_counter()
+    assert stats.mcnemar_one_sided(10_000, 10_000) == pytest.approx(0.502820, abs=1e-6)
+    assert stats.mcnemar_exact(10_000, 9_000) < 1e-12
+    assert time.perf_counter() - start < 1.0
+    for n, k in ((1001, 520), (1001, 480), (1500, 1), (1500, 1500), (2001, 1100)):
+        exact = Fraction(sum(math.comb(n, i) for i in range(k, n + 1)), 2**n)
+        assert stats.binomial_half_tail(n, k) == pytest.approx(float(exact), rel=1e-14)

