@@ -199,7 +199,8 @@ def binomial_half_tail(n: int, k: int) -> float:
     if k > n:
         return 0.0
     if n <= EXACT_TAIL_MAX:
-        return sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n
+        exact: float = sum(math.comb(n, i) for i in range(k, n + 1)) / (1 << n)
+        return exact
     if 2 * k <= n:
         return 1.0 - binomial_half_tail(n, n - k + 1)
     term = math.comb(n, k)
@@ -209,7 +210,8 @@ def binomial_half_tail(n: int, k: int) -> float:
         term = term * (n - i) // (i + 1)  # C(n, i + 1)
         if term * (n - i) < tail >> 80:  # the rest, < term * (n - i), is negligible
             break
-    return tail / 2**n
+    p: float = tail / (1 << n)
+    return p
 
 
 def min_discordant_to_reject(level: float) -> int:
