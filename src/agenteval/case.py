@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from agenteval.tooldefs import tool_list_field
+
+if TYPE_CHECKING:
+    from agenteval.scorers._call_spec import CallSpec
 
 Message = dict[str, Any]
 """One chat message: ``{"role": ..., "content": ...}`` (plus any OpenAI message fields)."""
@@ -32,6 +36,8 @@ KNOWN_FIELDS = frozenset(
         "expected",
         "expected_tools",
         "expected_trajectory",
+        "expected_calls",
+        "match_mode",
         "max_tool_calls",
         "relevant_docs",
         "must_not_contain",
@@ -51,6 +57,30 @@ def _str_list(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
         raise ValueError(f"must be a {what} or a list of them")
     return [str(v) for v in value]
+
+
+def _load_matcher(target: str) -> Any:
+    from agenteval._imports import load_callable
+    from agenteval.errors import InputError
+
+    try:
+        return load_callable(target, what="$python matcher")
+    except InputError as e:
+        raise ValueError(str(e)) from None
+
+
+def _compile_calls(raw: Any) -> list[CallSpec]:
+    from agenteval.scorers._call_spec import compile_calls
+
+    return compile_calls(raw, _load_matcher)
+
+
+class _CompiledCalls(list[dict[str, Any]]):
+    """``expected_calls`` as given (it serialises as the plain list), with its matchers."""
+
+    def __init__(self, raw: list[dict[str, Any]], specs: list[CallSpec]) -> None:
+        super().__init__(raw)
+        self.specs = specs
 
 
 class Case(BaseModel):
@@ -74,6 +104,17 @@ class Case(BaseModel):
     )
     expected_trajectory: list[str] | None = Field(
         default=None, description="Tool names in the order they must be called."
+    )
+    expected_calls: list[dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            "Calls the agent must make, with argument values or matchers (tool_call_match;"
+            " grammar in docs/formats.md). [] = no call expected."
+        ),
+    )
+    match_mode: Literal["strict", "unordered", "subset", "superset", "in_order"] | None = Field(
+        default=None,
+        description="How made calls are compared with expected_calls / expected_trajectory.",
     )
     max_tool_calls: int | None = Field(
         default=None, ge=0, description="Tool calls a good agent needs (step_efficiency)."
@@ -101,6 +142,8 @@ class Case(BaseModel):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Every field agenteval does not know, kept as is."
     )
+
+    _call_specs: tuple[Any, list[CallSpec]] | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -180,6 +223,26 @@ class Case(BaseModel):
         if v is None:
             return None
         return _str_list(v, "string")
+
+    @field_validator("expected_calls", mode="after")
+    @classmethod
+    def _expected_calls(cls, v: list[dict[str, Any]] | None) -> Any:
+        if v is None:
+            return None
+        return _CompiledCalls(v, _compile_calls(v))  # ValueError names the call and argument
+
+    def call_specs(self) -> list[CallSpec] | None:
+        """``expected_calls`` compiled into matchers (at validation); None when it has none."""
+        raw = self.expected_calls
+        if raw is None:
+            return None
+        if isinstance(raw, _CompiledCalls):
+            return raw.specs
+        cached = self._call_specs  # a list put in place without validation (model_copy)
+        if cached is None or cached[0] is not raw:
+            cached = (raw, _compile_calls(raw))
+            self._call_specs = cached
+        return cached[1]
 
     @field_validator("metadata", mode="before")
     @classmethod

@@ -159,7 +159,11 @@ def _builtin(spec: ScorerSpec, overrides: ScorerOverrides, where: str | None) ->
     assert spec.ref is not None
     name = spec.ref.partition(":")[2]
     settings = dict(spec.settings)
-    if overrides.suite_tools is not None and name in ("tool_arguments_valid", "tool_execution"):
+    if overrides.suite_tools is not None and name in (
+        "tool_arguments_valid",
+        "tool_execution",
+        "redundant_calls",
+    ):
         settings["tools"] = overrides.suite_tools
     if overrides.pii_kinds is not None and name == "pii_leakage":
         settings["kinds"] = list(overrides.pii_kinds)

@@ -15,6 +15,10 @@ from typing import Any
 
 from agenteval.errors import InputError
 
+IDEMPOTENT = "x-idempotent"
+"""Definition key: ``false`` marks a tool whose repeated identical calls are not redundant
+(kept by :func:`normalize_tool_def`, never sent to a model)."""
+
 
 def normalize_tool_def(raw: Any) -> dict[str, Any]:
     """Return the bare ``{name, description, parameters}`` form of one tool definition.
@@ -39,6 +43,11 @@ def normalize_tool_def(raw: Any) -> dict[str, Any]:
     desc = inner.get("description")
     if desc is not None:
         out["description"] = desc
+    idem = inner.get(IDEMPOTENT, raw.get(IDEMPOTENT))
+    if idem is not None:
+        if not isinstance(idem, bool):
+            raise ValueError(f"tool '{name}': '{IDEMPOTENT}' must be true or false")
+        out[IDEMPOTENT] = idem
     return out
 
 
@@ -55,7 +64,10 @@ def normalize_tool_defs(raw: Iterable[Any]) -> list[dict[str, Any]]:
 
 def as_openai_tools(defs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The OpenAI ``tools`` request field for bare definitions."""
-    return [{"type": "function", "function": d} for d in defs]
+    return [
+        {"type": "function", "function": {k: v for k, v in d.items() if k != IDEMPOTENT}}
+        for d in defs
+    ]
 
 
 def tool_list_field(value: Any) -> list[dict[str, Any]] | None:

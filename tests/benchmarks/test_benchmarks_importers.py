@@ -93,10 +93,56 @@ def test_bfcl_maps_tools_and_ground_truth(tmp_path: Path) -> None:
     params = first["tools"][0]["parameters"]
     assert params["type"] == "object" and params["properties"]["height"] == {"type": "number"}
     assert params["properties"]["unit"] == {}
+    assert params["additionalProperties"] is False  # BFCL fails an argument it did not expect
+    assert first["expected_calls"] == [
+        {
+            "name": "calculate_triangle_area",
+            "arguments": {"base": 10, "height": {"$any_of": [5.0], "$types": "loose"}},
+            "extra_arguments": False,
+            "strings": "bfcl",
+            "types": "strict",
+        }
+    ]
+    assert first["match_mode"] == "unordered"
+    assert first["bfcl_ground_truth"] == ANSWERS[0]["ground_truth"]
     assert second["expected_tools"] == ["get_weather", "get_weather"]
     assert second["tools"][0]["parameters"]["properties"]["coords"]["type"] == "array"
     with pytest.raises(InputError, match="no ground truth"):
         list(import_bfcl(q))
+
+
+def test_bfcl_answer_semantics(tmp_path: Path) -> None:
+    """Allowed-value lists, "" = may be omitted, dict answers, irrelevance and relevance."""
+    tool = {
+        "name": "book",
+        "parameters": {
+            "type": "dict",
+            "properties": {
+                "city": {"type": "string"},
+                "nights": {"type": "integer"},
+                "extras": {"type": "dict", "properties": {"bed": {"type": "string"}}},
+            },
+            "required": ["city"],
+        },
+    }
+    q = _jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"id": "simple_7", "question": "book", "function": [tool]},
+            {"id": "irrelevance_3", "question": "hi", "function": [tool]},
+            {"id": "live_relevance_1-1-0", "question": "hi", "function": [tool]},
+        ],
+    )
+    gt = {"book": {"city": ["New York", "NYC"], "nights": [2, ""], "extras": [{"bed": ["king"]}]}}
+    a = _jsonl(tmp_path / "a.jsonl", [{"id": "simple_7", "ground_truth": [gt]}])
+    simple, irrelevant, relevant = list(import_bfcl(q, a))
+    args = simple["expected_calls"][0]["arguments"]
+    assert args["city"] == {"$any_of": ["New York", "NYC"]}
+    assert args["nights"] == {"$any_of": [2], "$optional": True}
+    assert args["extras"] == {"bed": "king"}
+    assert irrelevant["expected_calls"] == [] and irrelevant["expected_tools"] == []
+    assert relevant["expected_calls"][0]["name"] == {"$regex": ".+"}
+    assert relevant["match_mode"] == "subset"
 
 
 def test_bfcl_schema_keeps_property_names_called_type() -> None:
@@ -125,7 +171,8 @@ def test_import_dataset_command_writes_a_valid_dataset(tmp_path: Path) -> None:
     cases = list(iter_cases(out))
     assert [c.id for c in cases] == ["simple_0", "parallel_1"]
     assert cases[1].expected_tools == {"get_weather": 2}
-    assert cases[0].metadata["expected_calls"] == ANSWERS[0]["ground_truth"]
+    assert cases[0].metadata["bfcl_ground_truth"] == ANSWERS[0]["ground_truth"]
+    assert cases[0].expected_calls is not None and cases[0].match_mode == "unordered"
     bad = _jsonl(tmp_path / "bad.jsonl", [{"id": "x"}])
     p = agenteval(
         "import-dataset",

@@ -18,6 +18,7 @@ EXPECTED_SCORERS = {
     "tool_arguments_valid",
     "tool_execution",
     "trajectory_order",
+    "tool_call_match",
     "step_efficiency",
     "redundant_calls",
     "tool_faithfulness",
@@ -71,6 +72,7 @@ def test_demo_verdicts(tmp_path: Path, cli: Any) -> None:
     assert bad["policy-warranty"]["tool_arguments_valid"] == 0.0
     assert bad["status-O-1013"]["tool_execution"] == 0.0
     assert bad["pending-alan"]["trajectory_order"] == 0.0
+    assert bad["tracking-O-1004"]["tool_call_match"] == 0.5  # get_order twice, once expected
     assert bad["policy-returns-unopened"]["retrieval_recall"] == 0.0
     assert bad["latest-ada"]["exact_match"] == 0.0  # ignored the earlier turn
     # issue 13: no canary is nothing to check (not applicable), never "inconclusive" on

@@ -17,6 +17,12 @@ thread (``asyncio.to_thread``), so a blocking agent does not stall the others, b
 many run at once as the default thread pool allows (``min(32, CPUs + 4)``): sync agents
 should be fast, or be written ``async``. Exceptions propagate unchanged (the runner
 records them as ``agent_error``); :class:`AgentFailure` passes through with its cause.
+
+Tool calls need not be returned: with ``capture="auto"`` (the default) and
+``opentelemetry-sdk`` installed, the spans the agent's own instrumentation emits during
+the call are mapped to the trial (:mod:`agenteval.traces`), and a returned ``messages``
+transcript is read for calls (:mod:`agenteval.transcripts`); precedence in
+:mod:`agenteval.traces.merge`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from agenteval._imports import load_callable
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.errors import InputError
+from agenteval.traces.capture import capture_source
+from agenteval.traces.merge import Seen, merge, watch
 from agenteval.trial import Retry, ToolCall, Trial, Usage
 
 _DICT_KEYS = frozenset(
@@ -66,7 +74,7 @@ def _is_async(fn: Callable[..., Any]) -> bool:
 class PythonAgent:
     """Calls a Python function for each case (see the module docstring for the contract)."""
 
-    def __init__(self, target: str | Callable[..., Any]) -> None:
+    def __init__(self, target: str | Callable[..., Any], *, capture: str = "auto") -> None:
         if isinstance(target, str):
             self.target = target
             self.fn: Callable[..., Any] = load_callable(target, what="agent", option="--agent")
@@ -77,6 +85,7 @@ class PythonAgent:
             )
         self._repeat_mode = _repeat_mode(self.fn, self.target)
         self._async = _is_async(self.fn)
+        self._capture = capture_source(capture)
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "python", target}``."""
@@ -92,21 +101,29 @@ class PythonAgent:
         """Call the function and normalise what it returns (module docstring)."""
         args: tuple[Any, ...] = (case, repeat) if self._repeat_mode == "positional" else (case,)
         kwargs = {"repeat": repeat} if self._repeat_mode == "keyword" else {}
-        if self._async:
-            result = await self.fn(*args, **kwargs)
-        else:
-            result = await asyncio.to_thread(self.fn, *args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
-        return normalize_result(result, rec, self.target)
+        with watch(self._capture, rec) as seen:
+            if self._async:
+                result = await self.fn(*args, **kwargs)
+            else:
+                result = await asyncio.to_thread(self.fn, *args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+        return normalize_result(result, rec, self.target, seen)
 
 
-def normalize_result(result: Any, rec: Recorder, target: str = "agent") -> AgentOutput:
+def normalize_result(
+    result: Any, rec: Recorder, target: str = "agent", seen: Seen | None = None
+) -> AgentOutput:
     """Turn what an agent function returned into an :class:`AgentOutput`.
 
     Usage and retries go into ``rec``. Raises ``AgentFailure`` for a result carrying a
-    ``failure``, and ``TypeError`` naming ``target`` for anything unsupported.
+    ``failure``, and ``TypeError`` naming ``target`` for anything unsupported. Calls come
+    from the result, else its ``messages``, else ``seen`` (see :mod:`agenteval.traces.merge`).
     """
+    return merge(_normalize(result, rec, target), seen, rec)
+
+
+def _normalize(result: Any, rec: Recorder, target: str) -> AgentOutput:
     if isinstance(result, AgentOutput):
         return result
     if result is None or isinstance(result, str):

@@ -33,6 +33,7 @@ def register_builtins(reg: Registry) -> None:
             builtin_scorers=(
                 "tool_grounding",
                 "tool_selection",
+                "tool_call_match",
                 "tool_arguments_valid",
                 "tool_execution",
                 "redundant_calls",

@@ -57,6 +57,13 @@ def register(sub: Any) -> None:
         metavar="VAR",
         help="environment variable holding the API key (default OPENAI_API_KEY; optional)",
     )
+    a.add_argument(
+        "--capture",
+        choices=("auto", "otel", "off"),
+        default="auto",
+        help="--agent MODULE:FN: record the agent's OpenTelemetry spans (auto: when"
+        " opentelemetry-sdk is installed; docs/agents/)",
+    )
     a.add_argument("--prompt-template", metavar="FILE", help="template with {input}, {context}...")
     tool_loop_args.add_arguments(a)
     a.add_argument(
@@ -129,7 +136,7 @@ def build_agent(args: argparse.Namespace) -> Agent:
     if args.agent:
         from agenteval.agents.python import PythonAgent
 
-        return PythonAgent(args.agent)
+        return PythonAgent(args.agent, capture=getattr(args, "capture", "auto"))
     policy = retry_policy(args)
     if args.http_config:
         from agenteval.agents.http_json import HttpJsonAgent

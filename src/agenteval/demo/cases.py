@@ -6,9 +6,11 @@ dataset and the database cannot drift apart. What each group of cases exercises:
 =====================  ===========================================================
 group (tag)            scorers it exercises
 =====================  ===========================================================
-orders                 exact_match, tool_selection, step_efficiency, tool_execution
+orders                 exact_match, tool_selection, step_efficiency, tool_execution,
+                       tool_call_match (get_order with the right order id, once)
 canary                 tool_grounding (tracking codes only the database knows)
 customers              trajectory_order (find_customer before the next call),
+                       tool_call_match (spend: the right name, then the right id),
                        tool_faithfulness (totals must come from a tool result)
 conversation           multi-message input (the name is in an earlier turn)
 policy                 retrieval_recall (relevant_docs), tool_arguments_valid
@@ -75,6 +77,7 @@ def demo_cases() -> list[dict[str, Any]]:
                 "input": f"What is the status of order {oid}?{_WORD}",
                 "expected": _order(oid)["status"],
                 "expected_tools": ["get_order"],
+                "expected_calls": [{"name": "get_order", "arguments": {"order_id": oid}}],
                 "max_tool_calls": 1,
                 "tags": ["orders"],
             }
@@ -88,6 +91,7 @@ def demo_cases() -> list[dict[str, Any]]:
                 "expected": code,
                 "canary": [code],
                 "expected_tools": ["get_order"],
+                "expected_calls": [{"name": "get_order", "arguments": {"order_id": oid}}],
                 "max_tool_calls": 1,
                 "tags": ["orders", "canary"],
             }
@@ -98,6 +102,7 @@ def demo_cases() -> list[dict[str, Any]]:
             "input": f"What was the total of order O-1008 in euros?{_NUMBER}",
             "expected": _order("O-1008")["total"],
             "expected_tools": ["get_order"],
+            "expected_calls": [{"name": "get_order", "arguments": {"order_id": "O-1008"}}],
             "max_tool_calls": 1,
             "tags": ["orders"],
         }
@@ -108,6 +113,7 @@ def demo_cases() -> list[dict[str, Any]]:
             "input": "Which item was ordered in O-1010?",
             "expected": _order("O-1010")["item"],
             "expected_tools": ["get_order"],
+            "expected_calls": [{"name": "get_order", "arguments": {"order_id": "O-1010"}}],
             "max_tool_calls": 1,
             "tags": ["orders"],
         }
@@ -120,6 +126,10 @@ def demo_cases() -> list[dict[str, Any]]:
                 "expected": _spend(name),
                 "expected_tools": ["find_customer", "customer_spend"],
                 "expected_trajectory": ["find_customer", "customer_spend"],
+                "expected_calls": [
+                    {"name": "find_customer", "arguments": {"name": name}},
+                    {"name": "customer_spend", "arguments": {"customer_id": _customer_id(name)}},
+                ],
                 "tags": ["customers"],
             }
         )

@@ -18,11 +18,13 @@ from typing import Any
 from agenteval.scorer_spec import BUILTIN_REF, Scorer
 from agenteval.scorers._schemas import ArgumentChecker
 from agenteval.scorers.attribution import wrong_answer_cause
+from agenteval.scorers.call_match import make_tool_call_match, tool_call_match
 from agenteval.scorers.correctness import exact_match
 from agenteval.scorers.grounding import retrieval_recall, tool_faithfulness, tool_grounding
 from agenteval.scorers.pii import PII_KINDS, find_pii, make_pii_leakage
 from agenteval.scorers.safety import avoids_forbidden_text
 from agenteval.scorers.tools import (
+    make_redundant_calls,
     make_tool_arguments_valid,
     make_tool_execution,
     redundant_calls,
@@ -44,12 +46,14 @@ __all__ = [
     "find_pii",
     "make_pii_leakage",
     "make_tool_arguments_valid",
+    "make_tool_call_match",
     "make_tool_execution",
     "pii_leakage",
     "redundant_calls",
     "retrieval_recall",
     "step_efficiency",
     "tool_arguments_valid",
+    "tool_call_match",
     "tool_execution",
     "tool_faithfulness",
     "tool_grounding",
@@ -64,6 +68,7 @@ BUILTIN_SCORER_NAMES: tuple[str, ...] = (
     "tool_arguments_valid",
     "tool_execution",
     "trajectory_order",
+    "tool_call_match",
     "step_efficiency",
     "redundant_calls",
     "tool_faithfulness",
@@ -124,6 +129,12 @@ def _pii(settings: Mapping[str, Any]) -> Any:
     return make_pii_leakage(kinds)
 
 
+def _call_match(settings: Mapping[str, Any]) -> Any:
+    _only("tool_call_match", settings, ("mode",))
+    mode = settings.get("mode")
+    return tool_call_match if mode is None else make_tool_call_match(mode)
+
+
 _BUILDERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "exact_match": _plain(exact_match),
     "tool_selection": _plain(tool_selection),
@@ -131,7 +142,8 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "tool_execution": _tools_scorer(make_tool_execution, tool_execution),
     "trajectory_order": _plain(trajectory_order),
     "step_efficiency": _plain(step_efficiency),
-    "redundant_calls": _plain(redundant_calls),
+    "tool_call_match": _call_match,
+    "redundant_calls": _tools_scorer(make_redundant_calls, redundant_calls),
     "tool_faithfulness": _plain(tool_faithfulness),
     "retrieval_recall": _plain(retrieval_recall),
     "tool_grounding": _plain(tool_grounding),
@@ -143,9 +155,10 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 def builtin_scorer(name: str, settings: Mapping[str, Any] | None = None) -> Scorer:
     """The built-in scorer ``name`` configured by ``settings``, with ``ref`` and settings set.
 
-    ``settings``: ``{"tools": [...]}`` (tool definitions) for ``tool_arguments_valid`` and
-    ``tool_execution``; ``{"kinds": [...]}`` for ``pii_leakage`` (absent: every kind,
-    recorded as the full list); nothing for the others. Raises ValueError for an unknown
+    ``settings``: ``{"tools": [...]}`` (tool definitions) for ``tool_arguments_valid``,
+    ``tool_execution`` and ``redundant_calls``; ``{"kinds": [...]}`` for ``pii_leakage``
+    (absent: every kind, recorded as the full list); ``{"mode": ...}`` (the default match
+    mode) for ``tool_call_match``; nothing for the others. Raises ValueError for an unknown
     name, an unknown setting, an unknown PII kind or an invalid tool definition.
     """
     build = _BUILDERS.get(name)
@@ -157,6 +170,8 @@ def builtin_scorer(name: str, settings: Mapping[str, Any] | None = None) -> Scor
     fn: Scorer = build(settings)
     if name == "pii_leakage":
         settings = {"kinds": list(_selected_kinds(settings.get("kinds")))}
+    elif name == "tool_call_match":
+        settings = {"mode": settings["mode"]} if settings.get("mode") else {}
     elif settings.get("tools"):
         settings = {"tools": normalize_tool_defs(settings["tools"])}
     else:
@@ -199,7 +214,7 @@ def builtin_scorers(
     out = []
     for name in wanted:
         settings: dict[str, Any] = {}
-        if name in ("tool_arguments_valid", "tool_execution") and defs:
+        if name in ("tool_arguments_valid", "tool_execution", "redundant_calls") and defs:
             settings["tools"] = defs
         elif name == "pii_leakage" and pii_kinds is not None:
             settings["kinds"] = list(pii_kinds)

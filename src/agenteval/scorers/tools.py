@@ -20,6 +20,8 @@ from agenteval.score import BINARY_THRESHOLD, GRADED_THRESHOLD, Score, not_appli
 from agenteval.scorers._answer import call_ref, unanswered
 from agenteval.scorers._schemas import ToolDefs, checker_for, valid_json_only
 from agenteval.scorers._text import ratio
+from agenteval.scorers.call_match import max_matching, ordered_matching
+from agenteval.tooldefs import IDEMPOTENT
 from agenteval.trial import ToolCall, Trial
 
 _SHOWN = 3  # bad calls named in a reason before "and N more"
@@ -160,12 +162,25 @@ def _short(text: str | None, limit: int = 80) -> str:
 
 @scorer("trajectory_order", threshold=BINARY_THRESHOLD)
 def trajectory_order(case: Case, trial: Trial) -> Score:
-    """1.0 when ``expected_trajectory`` is a subsequence of the called tool names, else 0.0.
+    """Whether the called tool names follow ``expected_trajectory``.
 
-    Binary, threshold 1.0. The expected tools must be called in that order; other calls
-    before, between and after are allowed. Each expected step is matched to the earliest
-    later call of that name. Not applicable when the case has no (or an empty)
-    ``expected_trajectory``, or when the agent never answered.
+    Without a ``match_mode`` on the case: 1.0 when ``expected_trajectory`` is a subsequence
+    of the called tool names, else 0.0 (binary). The expected tools must be called in that
+    order; other calls before, between and after are allowed. Each expected step is matched
+    to the earliest later call of that name.
+
+    With a ``match_mode`` (as ``tool_call_match`` defines them, comparing names only):
+    1.0 when the mode's condition holds, else 0.0 (binary, threshold 1.0, in both cases),
+    with the partial score in the reason — from the maximum matching of steps to calls
+    (a longest common subsequence for ``strict`` and ``in_order``): ``k/(n+m-k)`` for
+    ``strict`` and ``unordered``, ``k/n`` for ``subset`` and ``in_order``, ``k/m`` for
+    ``superset`` (``n`` steps, ``m`` calls, ``k`` matched; a repeated step needs that many
+    calls). For a graded score of names only, give ``tool_call_match`` calls with
+    ``extra_arguments: true`` and no arguments. ``strict`` and ``unordered`` require exact counts:
+    ``["search"]`` with ``unordered`` means exactly one call, to search.
+
+    Not applicable when the case has no (or an empty) ``expected_trajectory``, or when the
+    agent never answered.
     """
     expected = case.expected_trajectory
     if not expected:
@@ -173,6 +188,8 @@ def trajectory_order(case: Case, trial: Trial) -> Score:
     na = unanswered(trial)
     if na is not None:
         return na
+    if case.match_mode is not None:
+        return _trajectory_in_mode(expected, [c.name for c in trial.tool_calls], case.match_mode)
     matched_at: list[int] = []
     pos = 0
     calls = trial.tool_calls
@@ -194,6 +211,36 @@ def trajectory_order(case: Case, trial: Trial) -> Score:
         0.0,
         f"matched {k} of {n} steps of {path}: {done}; then {expected[k]} never called{after}",
     )
+
+
+def _trajectory_in_mode(expected: list[str], made: list[str], mode: str) -> Score:
+    adj = [[e == a for a in made] for e in expected]
+    ordered = mode in ("strict", "in_order")
+    pairs = ordered_matching(adj) if ordered else max_matching(adj)
+    n, m = len(expected), len(made)
+    k = sum(p is not None for p in pairs)
+    den = {"subset": n, "in_order": n, "superset": m}.get(mode, n + m - k)
+    value = 1.0 if den == 0 else k / den
+    head = f"matched {k} of {n} steps, {m} calls made ({mode})"
+    if value >= 1.0:
+        return Score(1.0, head)
+    if mode == "strict":
+        i = next(i for i in range(max(n, m)) if i >= n or i >= m or expected[i] != made[i])
+        if i >= m:
+            why = f"step {i + 1}: expected {expected[i]}, not called"
+        elif i >= n:
+            why = f"call #{i + 1} {made[i]} was not expected"
+        else:
+            why = f"step {i + 1}: expected {expected[i]}, got {made[i]}"
+    else:
+        used = {j for j in pairs if j is not None}
+        missing = [expected[i] for i, j in enumerate(pairs) if j is None]
+        extra = [f"#{j + 1} {made[j]}" for j in range(m) if j not in used]
+        if missing and mode != "superset":
+            why = "not matched: " + _listing(missing)
+        else:
+            why = "not expected: " + _listing(extra)
+    return Score(0.0, f"{head}, partial {ratio(k, den)}: {why}")
 
 
 @scorer("step_efficiency", threshold=GRADED_THRESHOLD)
@@ -250,32 +297,55 @@ def _canonical(call: ToolCall) -> tuple[str, Any]:
     return call.name, _freeze(args)
 
 
-@scorer("redundant_calls", threshold=BINARY_THRESHOLD)
-def redundant_calls(case: Case, trial: Trial) -> Score:
-    """0.0 when a call repeats an identical call that already succeeded, else 1.0 (binary).
+def make_redundant_calls(suite_tools: ToolDefs | None = None) -> Scorer:
+    """Build ``redundant_calls`` with ``suite_tools`` as a further source of definitions."""
+    suite: ToolDefs = list(suite_tools or [])
 
-    Identical means the same tool name and canonically equal arguments: object key order
-    does not matter, ``1`` and ``1.0`` are the same number, ``true`` is not ``1``.
-    Arguments that were not valid JSON compare as raw text. Succeeded means ``error`` is
-    None. Retrying a call that failed is fine. Threshold 1.0. Not applicable when no calls
-    were made; judged even when the agent never answered.
-    """
-    calls = trial.tool_calls
-    if not calls:
-        return _NO_CALLS
-    first_success: dict[tuple[str, Any], int] = {}
-    repeats = []
-    # Only a call whose tool is called again can repeat or be repeated: skip the others.
-    names = [c.name for c in calls]
-    for i, call in enumerate(calls):
-        if names.count(call.name) < 2:
-            continue
-        key = _canonical(call)
-        earlier = first_success.get(key)
-        if earlier is not None:
-            repeats.append(f"{call_ref(i, call.name)} repeats #{earlier + 1} after it succeeded")
-        elif call.error is None:
-            first_success[key] = i
-    if repeats:
-        return Score(0.0, f"{len(repeats)} redundant of {len(calls)} calls: {_listing(repeats)}")
-    return Score(1.0, f"none of {len(calls)} calls repeats a call that already succeeded")
+    @scorer("redundant_calls", threshold=BINARY_THRESHOLD)
+    def redundant_calls(case: Case, trial: Trial) -> Score:
+        """0.0 when a call repeats an identical call that already succeeded, else 1.0 (binary).
+
+        Identical means the same tool name and canonically equal arguments: object key
+        order does not matter, ``1`` and ``1.0`` are the same number, ``true`` is not ``1``.
+        Arguments that were not valid JSON compare as raw text. Succeeded means ``error``
+        is None. Retrying a call that failed is fine. A tool marked ``"x-idempotent":
+        false`` in any definition the trial, the case or the suite carries may be repeated
+        (drawing two random numbers is two calls). Threshold 1.0. Not applicable when no
+        calls were made; judged even when the agent never answered.
+        """
+        calls = trial.tool_calls
+        if not calls:
+            return _NO_CALLS
+        first_success: dict[tuple[str, Any], int] = {}
+        repeats = []
+        # Only a call whose tool is called again can repeat or be repeated: skip the others.
+        names = [c.name for c in calls]
+        free = _non_idempotent(trial.tools, case.tools, suite)
+        for i, call in enumerate(calls):
+            if names.count(call.name) < 2 or call.name in free:
+                continue
+            key = _canonical(call)
+            earlier = first_success.get(key)
+            if earlier is not None:
+                repeats.append(
+                    f"{call_ref(i, call.name)} repeats #{earlier + 1} after it succeeded"
+                )
+            elif call.error is None:
+                first_success[key] = i
+        if repeats:
+            return Score(
+                0.0, f"{len(repeats)} redundant of {len(calls)} calls: {_listing(repeats)}"
+            )
+        return Score(1.0, f"none of {len(calls)} calls repeats a call that already succeeded")
+
+    return redundant_calls
+
+
+def _non_idempotent(*sources: ToolDefs | None) -> frozenset[str]:
+    return frozenset(
+        d["name"] for defs in sources if defs for d in defs if d.get(IDEMPOTENT) is False
+    )
+
+
+redundant_calls = make_redundant_calls()
+"""``redundant_calls`` without suite tool definitions (trial's or case's only)."""

@@ -1,0 +1,204 @@
+"""Per-trial capture: what the agent's own instrumentation saw while one trial ran.
+
+A **capture source** watches the agent while a trial runs and hands back a
+:class:`~agenteval.traces.mapping.Trajectory`. Today there is one, :class:`OtelCapture`
+(in-process OpenTelemetry); later sources (an agent SDK's trace processor, an OTLP
+receiver keyed by ``traceparent``, a recording proxy) implement the same two methods.
+
+:class:`OtelCapture` keys spans by *context*, never by time: around each agent call
+:meth:`OtelCapture.trial` sets a context variable holding that trial's span list, and the
+span processor's ``on_start`` appends each new span to the list found in the context of
+the code that starts the span. ``asyncio`` tasks and ``asyncio.to_thread`` copy the
+context, so concurrent trials never mix and a sync agent run in a worker thread is seen.
+A thread the agent starts itself inherits no context (as in OpenTelemetry itself): its
+spans are seen only when it runs in a copied context (``contextvars.copy_context().run``).
+
+Attaching (once per process, on the first trial): when the global tracer provider is an
+SDK one (anything with ``add_span_processor``), one processor is added to it; the user's
+processors and exporters stay as they are. When no provider was set at all, an SDK
+``TracerProvider`` is installed with only that processor — and only then. Any other
+provider (e.g. a no-op one the application set on purpose) is left alone and nothing is
+captured. Spans the application's sampler drops are never started, so never seen.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from agenteval.errors import InputError
+from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory, trajectory_from_spans
+
+__all__ = [
+    "CaptureSource",
+    "OtelCapture",
+    "TrialCapture",
+    "capture_source",
+    "otel_available",
+    "span_record",
+]
+
+
+class TrialCapture(Protocol):
+    """One trial's view of a capture source."""
+
+    def trajectory(self) -> Trajectory:
+        """What was seen so far (callable again; later calls see later spans)."""
+        ...
+
+
+class CaptureSource(Protocol):
+    """Something that can watch an agent while a trial runs."""
+
+    name: str
+
+    def trial(self) -> Any:
+        """A context manager around one agent call, yielding a :class:`TrialCapture`."""
+        ...
+
+
+def capture_source(mode: str) -> OtelCapture | None:
+    """The capture for ``mode``. ``auto``: OpenTelemetry capture when ``opentelemetry-sdk``
+    is installed, else none; ``otel``: the same, but an InputError when it is not
+    installed; ``off``: none."""
+    if mode not in ("auto", "otel", "off"):
+        raise InputError(f"capture must be auto, otel or off, got {mode!r}")
+    if mode == "off" or (mode == "auto" and not otel_available()):
+        return None
+    if not otel_available():
+        raise InputError("--capture otel needs opentelemetry-sdk: pip install 'agenteval[otel]'")
+    return OtelCapture()
+
+
+def otel_available() -> bool:
+    """True when ``opentelemetry-sdk`` can be imported (the ``otel`` extra)."""
+    try:
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_CURRENT: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "agenteval_trial_spans", default=None
+)
+_ATTACH_LOCK = threading.Lock()
+_MARK = "_agenteval_capture_attached"
+
+
+def _processor() -> Any:
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    class _TrialSpanProcessor(SpanProcessor):
+        """Appends each started span to the span list of the trial whose context starts it."""
+
+        def on_start(self, span: Any, parent_context: Any = None) -> None:
+            spans = _CURRENT.get()
+            if spans is not None:
+                spans.append(span)
+
+    return _TrialSpanProcessor()
+
+
+def _attach() -> bool:
+    """Add our processor to the global provider, installing one if none is set."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    with _ATTACH_LOCK:
+        provider: Any = trace.get_tracer_provider()
+        if getattr(provider, _MARK, False):
+            return True
+        if isinstance(provider, trace.ProxyTracerProvider):
+            provider = TracerProvider()
+            provider.add_span_processor(_processor())
+            setattr(provider, _MARK, True)
+            trace.set_tracer_provider(provider)
+            return trace.get_tracer_provider() is provider
+        if callable(getattr(provider, "add_span_processor", None)):
+            provider.add_span_processor(_processor())
+            setattr(provider, _MARK, True)
+            return True
+        return False
+
+
+class _OtelTrial:
+    __slots__ = ("spans",)
+
+    def __init__(self) -> None:
+        self.spans: list[Any] = []
+
+    def trajectory(self) -> Trajectory:
+        return trajectory_from_spans(span_record(s) for s in list(self.spans))
+
+
+class OtelCapture:
+    """In-process OpenTelemetry capture (module docstring)."""
+
+    name = "otel"
+
+    def __init__(self) -> None:
+        self._attached: bool | None = None
+
+    @property
+    def attached(self) -> bool:
+        """Whether the processor is on the global provider (attaches on first use)."""
+        if self._attached is None:
+            self._attached = _attach()
+        return self._attached
+
+    @contextmanager
+    def trial(self) -> Iterator[_OtelTrial]:
+        """Collect the spans started in this context until the block ends."""
+        t = _OtelTrial()
+        if not self.attached:
+            yield t
+            return
+        token = _CURRENT.set(t.spans)
+        try:
+            yield t
+        finally:
+            _CURRENT.reset(token)
+
+
+def _hex(n: int, width: int) -> str:
+    return format(n, f"0{width}x")
+
+
+def _attributes(span: Any) -> Mapping[str, Any]:
+    """An ended span's attributes as they are (they no longer change); an open span's
+    copied, since the agent (a timed-out sync agent's thread) may still be writing."""
+    if span.end_time is not None:
+        return span.attributes or {}
+    for _ in range(3):
+        try:
+            return dict(span.attributes or {})
+        except RuntimeError:  # changed while being copied: try again
+            continue
+    return {}
+
+
+def span_record(span: Any) -> SpanRecord:
+    """A plain :class:`SpanRecord` from an SDK ``ReadableSpan`` (ended or not)."""
+    ctx = span.context
+    parent = span.parent
+    status = span.status
+    events = span.events
+    code = getattr(getattr(status, "status_code", None), "name", "UNSET")
+    return SpanRecord(
+        name=span.name,
+        span_id=_hex(ctx.span_id, 16) if ctx is not None else "",
+        trace_id=_hex(ctx.trace_id, 32) if ctx is not None else "",
+        parent_id=_hex(parent.span_id, 16) if parent is not None else None,
+        start_ns=span.start_time,
+        end_ns=span.end_time,
+        attributes=_attributes(span),
+        events=tuple(SpanEvent(e.name, e.attributes or {}, e.timestamp) for e in events)
+        if events
+        else (),
+        status=code.lower(),
+        status_message=getattr(status, "description", None),
+    )

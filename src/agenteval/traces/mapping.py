@@ -1,0 +1,357 @@
+"""Spans → a trajectory: tool calls, token usage, tool definitions and model time.
+
+Pure: it takes plain :class:`SpanRecord` values (what any tracing backend or OTLP file
+holds), never SDK objects, so the same mapping serves in-process capture and imported
+traces. Each span is classified once:
+
+- **tool**: ``gen_ai.operation.name = execute_tool``, ``openinference.span.kind = TOOL``,
+  ``langsmith.span.kind = tool`` or ``traceloop.span.kind = tool``;
+- **retriever**: ``openinference.span.kind = RETRIEVER`` or ``langsmith.span.kind =
+  retriever``;
+- **model**: ``gen_ai.operation.name`` one of ``chat``, ``text_completion``,
+  ``generate_content``, ``completion``; ``openinference.span.kind = LLM``;
+  ``langsmith.span.kind = llm``;
+- anything else (agent, chain, HTTP... spans) is ignored.
+
+A **tool span** becomes one call, in span start order:
+
+- name: ``gen_ai.tool.name``, ``tool.name``, else the span name (less an
+  ``execute_tool `` prefix); id: ``gen_ai.tool.call.id`` or ``tool_call.id``;
+- arguments: ``gen_ai.tool.call.arguments``, ``tool_arguments`` (PydanticAI's version-2
+  format), ``input.value`` (OpenInference), ``gen_ai.prompt`` (LangSmith),
+  ``traceloop.entity.input``, else an event attribute of those names, else the
+  ``tool_call`` part with the same id in a model span's ``gen_ai.output.messages``
+  (or OpenInference ``llm.output_messages``). ``tool.parameters`` is the tool's schema,
+  never the call's arguments;
+- result: ``gen_ai.tool.call.result``, ``tool_response``, ``output.value``,
+  ``gen_ai.completion``, ``traceloop.entity.output``, else an event, else the
+  ``tool_call_response`` with the same id in a later model span's input messages;
+- a span with status ERROR or an ``exception`` event is an **error**, not a result:
+  ``error`` is ``"<exception type>: <message>"`` (the last exception event), else the
+  status description, else ``"error"``; ``result`` stays None;
+- a span that has not ended is a call with error ``"unfinished: ..."``;
+- ``started_at`` and ``duration_s`` come from the span's times.
+
+Attribute values holding JSON text are parsed; other text is kept as text.
+
+When the spans hold **no tool span at all** (only model spans are instrumented), the calls
+are read from the model spans' messages instead: every ``tool_call`` part of an output
+message, in order, paired by id with ``tool_call_response`` parts of later inputs.
+
+A **retriever span** becomes a call named after the span, with arguments ``{"query":
+input.value}`` and result the list of ``{id, content, score}`` documents
+(``retrieval.documents.N.document.*``), so ``retrieval_recall`` sees the document ids —
+unless it runs inside a tool span (a retriever wrapped as a tool): that tool's call
+already stands for it.
+
+A **model span** adds tokens to its model (``gen_ai.response.model``, else
+``gen_ai.request.model``, else ``llm.model_name``): ``gen_ai.usage.input_tokens`` /
+``output_tokens`` (or the older ``prompt_tokens`` / ``completion_tokens``, or
+OpenInference ``llm.token_count.prompt`` / ``completion``). Other ``gen_ai.usage.*`` and
+``llm.token_count.*_details.*`` counts (cache reads, reasoning...) go to
+``token_details``. Its ``gen_ai.tool.definitions`` (or ``llm.tools.N.tool.json_schema``)
+are the tools offered (first definition of a name wins). **Active time** is the union of
+the model spans' intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from agenteval.traces.attributes import first, from_events, json_value, openinference_messages
+from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
+from agenteval.transcripts import calls_from_messages
+from agenteval.trial import ToolCall, Usage
+
+__all__ = ["SpanEvent", "SpanRecord", "Trajectory", "trajectory_from_spans"]
+
+UNFINISHED = "unfinished: the trial ended before the call returned"
+_MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+_ARG_KEYS = (
+    "gen_ai.tool.call.arguments",
+    "tool_arguments",
+    "input.value",
+    "gen_ai.prompt",
+    "traceloop.entity.input",
+)
+_RESULT_KEYS = (
+    "gen_ai.tool.call.result",
+    "tool_response",
+    "output.value",
+    "gen_ai.completion",
+    "traceloop.entity.output",
+)
+_MAIN_TOKENS = {
+    "gen_ai.usage.input_tokens": "in",
+    "gen_ai.usage.prompt_tokens": "in",
+    "llm.token_count.prompt": "in",
+    "gen_ai.usage.output_tokens": "out",
+    "gen_ai.usage.completion_tokens": "out",
+    "llm.token_count.completion": "out",
+}
+
+
+def _kind(s: SpanRecord) -> str:
+    a = s.attributes
+    op = a.get("gen_ai.operation.name")
+    oi = str(a.get("openinference.span.kind", "")).upper()
+    ls = str(a.get("langsmith.span.kind") or a.get("traceloop.span.kind") or "").lower()
+    if op == "execute_tool" or oi == "TOOL" or ls == "tool":
+        return "tool"
+    if oi == "RETRIEVER" or ls == "retriever":
+        return "retriever"
+    if op in _MODEL_OPS or oi == "LLM" or ls == "llm":
+        return "model"
+    return ""
+
+
+def _error(s: SpanRecord) -> str | None:
+    exc = [e for e in s.events if e.name == "exception"]
+    if exc:
+        a = exc[-1].attributes
+        etype = str(a.get("exception.type") or "Exception").rsplit(".", 1)[-1]
+        msg = a.get("exception.message")
+        return f"{etype}: {msg}" if msg else etype
+    if s.status == "error":
+        return s.status_message or "error"
+    return None
+
+
+def _when(ns: int | None) -> datetime | None:
+    return None if ns is None else datetime.fromtimestamp(ns / 1e9, tz=UTC)
+
+
+def _tool_name(s: SpanRecord) -> str:
+    a = s.attributes
+    for k in ("gen_ai.tool.name", "tool.name", "langsmith.trace.name", "traceloop.entity.name"):
+        v = a.get(k)
+        if isinstance(v, str) and v:
+            return v
+    return s.name.removeprefix("execute_tool ").strip() or s.name
+
+
+def _message_calls(models: list[SpanRecord]) -> list[ToolCall]:
+    """Calls requested in output messages, results from (later) input messages."""
+    msgs: list[Any] = []
+    for s in models:
+        msgs.extend(_messages(s, "input"))
+        msgs.extend(_messages(s, "output"))
+    return calls_from_messages(msgs)
+
+
+def _messages(s: SpanRecord, side: str) -> list[Any]:
+    a = s.attributes
+    raw = json_value(a.get(f"gen_ai.{side}.messages"))
+    if isinstance(raw, list):
+        return raw
+    return openinference_messages(a, f"llm.{side}_messages.")
+
+
+def _tool_call(s: SpanRecord, by_id: dict[str, ToolCall]) -> ToolCall:
+    a = s.attributes
+    cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
+    cid = str(cid) if cid else None
+    seen = by_id.get(cid) if cid else None
+    has_args, args = first(a, _ARG_KEYS)
+    if not has_args:
+        has_args, args = from_events(s, _ARG_KEYS)
+    if not has_args and seen is not None:
+        has_args, args = True, seen.arguments
+    error = _error(s) if s.end_ns is not None else UNFINISHED
+    result = None
+    if error is None:
+        has_result, result = first(a, _RESULT_KEYS)
+        if not has_result:
+            has_result, result = from_events(s, _RESULT_KEYS)
+        if not has_result and seen is not None:
+            result, error = seen.result, seen.error
+    dur = None
+    if s.start_ns is not None and s.end_ns is not None:
+        dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
+    return ToolCall(
+        id=cid,
+        name=_tool_name(s),
+        arguments=json_value(args) if has_args else {},
+        result=json_value(result),
+        error=error,
+        started_at=_when(s.start_ns),
+        duration_s=dur,
+    )
+
+
+def _retrieval(s: SpanRecord) -> ToolCall:
+    a = s.attributes
+    docs: dict[int, dict[str, Any]] = {}
+    prefix = "retrieval.documents."
+    for k, v in a.items():
+        if k.startswith(prefix):
+            idx, _, rest = k[len(prefix) :].partition(".")
+            if idx.isdigit() and rest.startswith("document."):
+                docs.setdefault(int(idx), {})[rest.removeprefix("document.")] = json_value(v)
+    error = _error(s) if s.end_ns is not None else UNFINISHED
+    found, query = first(a, ("input.value", "gen_ai.prompt"))
+    dur = None
+    if s.start_ns is not None and s.end_ns is not None:
+        dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
+    return ToolCall(
+        name=s.name,
+        arguments={"query": json_value(query)} if found else {},
+        result=None if error else [docs[i] for i in sorted(docs)],
+        error=error,
+        started_at=_when(s.start_ns),
+        duration_s=dur,
+    )
+
+
+def _model_name(a: Mapping[str, Any]) -> str | None:
+    for k in ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"):
+        v = a.get(k)
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def _count(v: Any) -> int:
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, int | float) and v >= 0:
+        return int(v)
+    return 0
+
+
+def _add_usage(t: Trajectory, s: SpanRecord) -> None:
+    a = s.attributes
+    model = _model_name(a)
+    got = {"in": 0, "out": 0}
+    seen = set()
+    for k, which in _MAIN_TOKENS.items():
+        if k in a and which not in seen:
+            got[which] = _count(a[k])
+            seen.add(which)
+    details = t.token_details.setdefault(model or "", {})
+    for k, v in a.items():
+        name = ""
+        if k.startswith("gen_ai.usage.") and k not in _MAIN_TOKENS:
+            name = k.removeprefix("gen_ai.usage.")
+        elif k.startswith("llm.token_count.") and "_details." in k:
+            name = k.removeprefix("llm.token_count.")
+        if name and name != "total_tokens" and _count(v):
+            details[name] = details.get(name, 0) + _count(v)
+    if not details:
+        del t.token_details[model or ""]
+    if not seen:
+        return
+    for u in t.usage:
+        if u.model == model:
+            u.input_tokens += got["in"]
+            u.output_tokens += got["out"]
+            return
+    t.usage.append(Usage(model=model, input_tokens=got["in"], output_tokens=got["out"]))
+
+
+def _tool_defs(a: Mapping[str, Any]) -> list[dict[str, Any]]:
+    raw = json_value(a.get("gen_ai.tool.definitions"))
+    defs: list[Any] = raw if isinstance(raw, list) else []
+    i = 0
+    while f"llm.tools.{i}.tool.json_schema" in a:
+        defs.append(json_value(a[f"llm.tools.{i}.tool.json_schema"]))
+        i += 1
+    out = []
+    for d in defs:
+        if not isinstance(d, dict):
+            continue
+        inner = d.get("function") if isinstance(d.get("function"), dict) else d
+        assert isinstance(inner, dict)
+        name = inner.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        params = inner.get("parameters")
+        tool: dict[str, Any] = {"name": name}
+        tool["parameters"] = params if isinstance(params, dict) else {"type": "object"}
+        if isinstance(inner.get("description"), str):
+            tool["description"] = inner["description"]
+        out.append(tool)
+    return out
+
+
+def _union_s(intervals: list[tuple[int, int]]) -> float:
+    total = 0
+    end = None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total / 1e9
+
+
+def _has_content(s: SpanRecord) -> bool:
+    """Arguments and a result (or an error) are on the tool span itself."""
+    a = s.attributes
+    has_args = first(a, _ARG_KEYS)[0] or from_events(s, _ARG_KEYS)[0]
+    done = first(a, _RESULT_KEYS)[0] or from_events(s, _RESULT_KEYS)[0]
+    return has_args and (done or s.end_ns is None or _error(s) is not None)
+
+
+def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | None]) -> bool:
+    seen = {s.span_id}
+    p = s.parent_id
+    while p is not None and p not in seen:
+        if kinds.get(p) == "tool":
+            return True
+        seen.add(p)
+        p = parents.get(p)
+    return False
+
+
+def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
+    """Map one trial's spans to a :class:`Trajectory` (rules in the module docstring)."""
+    ordered = sorted(
+        enumerate(spans), key=lambda p: (p[1].start_ns is None, p[1].start_ns or 0, p[0])
+    )
+    t = Trajectory()
+    tools: list[SpanRecord] = []
+    retrievers: list[SpanRecord] = []
+    models: list[SpanRecord] = []
+    kinds = {s.span_id: _kind(s) for _, s in ordered}
+    parents = {s.span_id: s.parent_id for _, s in ordered}
+    for _, s in ordered:
+        kind = kinds[s.span_id]
+        if kind == "retriever" and _inside_tool(s, kinds, parents):
+            continue
+        if kind == "tool":
+            tools.append(s)
+        elif kind == "retriever":
+            retrievers.append(s)
+        elif kind == "model":
+            models.append(s)
+    # The model spans' messages are read only when some tool span lacks its content.
+    need = not tools or any(not _has_content(s) for s in tools)
+    from_messages = _message_calls(models) if models and need else []
+    by_id = {c.id: c for c in from_messages if c.id}
+    calls: list[tuple[int, ToolCall]] = []
+    if tools:
+        calls = [(s.start_ns or 0, _tool_call(s, by_id)) for s in tools]
+    else:
+        calls = [(0, c) for c in from_messages]
+    calls.extend((s.start_ns or 0, _retrieval(s)) for s in retrievers)
+    if retrievers:
+        calls.sort(key=lambda p: p[0])
+    t.tool_calls = [c for _, c in calls]
+    defs: dict[str, dict[str, Any]] = {}
+    intervals = []
+    for s in models:
+        _add_usage(t, s)
+        for d in _tool_defs(s.attributes):
+            defs.setdefault(d["name"], d)
+        if s.start_ns is not None and s.end_ns is not None and s.end_ns >= s.start_ns:
+            intervals.append((s.start_ns, s.end_ns))
+    if defs:
+        t.tools = list(defs.values())
+    if intervals:
+        t.active_s = _union_s(intervals)
+    return t

@@ -1,0 +1,59 @@
+"""Plain span data, the input of :mod:`agenteval.traces.mapping`, and its output.
+
+Not SDK objects: a span exported anywhere (an OTLP file, a tracing backend's API) can be
+written as a :class:`SpanRecord`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval.trial import ToolCall, Usage
+
+__all__ = ["SpanEvent", "SpanRecord", "Trajectory"]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    """One event recorded on a span (e.g. ``exception``)."""
+
+    name: str
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    time_ns: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    """A finished (or still open) span, as plain data.
+
+    ``status`` is ``"unset"``, ``"ok"`` or ``"error"``; ``end_ns`` is None while open.
+    """
+
+    name: str
+    span_id: str
+    trace_id: str = ""
+    parent_id: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    status: str = "unset"
+    status_message: str | None = None
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """What a trial's spans (or any capture source) say the agent did."""
+
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: list[Usage] = field(default_factory=list)
+    tools: list[dict[str, Any]] | None = None
+    active_s: float | None = None
+    token_details: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing was seen (no call, no usage, no model time)."""
+        return not self.tool_calls and not self.usage and self.active_s is None
