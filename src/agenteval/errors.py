@@ -7,7 +7,9 @@ message and exits with :data:`EXIT_INPUT`; it never shows a traceback for one.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
+from typing import Any
 
 EXIT_OK = 0
 """Success (for ``gate``: the candidate may ship)."""
@@ -25,6 +27,10 @@ EXIT_IO = 5
 and the run can be resumed."""
 EXIT_INTERRUPTED = 130
 """Interrupted with Ctrl-C; what was finished is kept and summarised."""
+EXIT_HANGUP = 129
+"""``run``: stopped by SIGHUP (128 + 1), handled like one Ctrl-C."""
+EXIT_TERMINATED = 143
+"""``run``: stopped by SIGTERM (128 + 15), handled like one Ctrl-C."""
 
 
 class AgentEvalError(Exception):
@@ -65,3 +71,46 @@ class InputError(AgentEvalError):
             where = f"line {self.line}: "
         field = f"field '{self.field}': " if self.field else ""
         return f"{where}{field}{self.message}"
+
+
+class RunWriteError(AgentEvalError):
+    """The run directory could not be written (disk full, read-only, permission denied).
+
+    What was written before is kept; ``--resume`` finishes the run once the cause is gone.
+    """
+
+    exit_code = EXIT_IO
+
+    @classmethod
+    def from_os_error(cls, e: OSError, path: str | Path | None = None) -> RunWriteError:
+        """``cannot write PATH: STRERROR``; the path is the error's own when it has one."""
+        where = e.filename if e.filename is not None else path
+        reason = e.strerror or str(e) or type(e).__name__
+        target = f" {where}" if where is not None else " the run"
+        return cls(f"cannot write{target}: {reason}; what was written is kept (--resume continues)")
+
+
+class TooManyFailuresError(AgentEvalError):
+    """``evaluate(max_failure_rate=R)``: no trial got an answer, or more than ``R`` of the
+    trials failed. The run was written and summarised; it is in :attr:`run`."""
+
+    exit_code = EXIT_NO_ANSWERS
+
+    def __init__(self, message: str, run: Any = None) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+_WRITE_ERRNOS = frozenset(
+    {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+)
+
+
+def cannot_write(e: OSError, path: str | Path, what: str) -> AgentEvalError:
+    """The error for an OSError while making ``path``: a :class:`RunWriteError` (exit 5)
+    when the file system refused the write (read-only, permission, disk full), else an
+    :class:`InputError` ``cannot create WHAT (STRERROR)`` (e.g. a file where a directory
+    is expected)."""
+    if e.errno in _WRITE_ERRNOS:
+        return RunWriteError.from_os_error(e, path)
+    return InputError(f"cannot create {what} ({e.strerror or e})", file=path)

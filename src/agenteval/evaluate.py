@@ -22,7 +22,7 @@ from typing import Any
 
 from agenteval.agents.base import Agent
 from agenteval.case import Case
-from agenteval.errors import InputError
+from agenteval.errors import InputError, RunWriteError, TooManyFailuresError
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
 from agenteval.runner import RunSettings
 from agenteval.score import ScorerFn
@@ -107,18 +107,50 @@ async def aevaluate(
     limit: int | None = None,
     judge: Any | None = None,
     prices: dict[str, Any] | None = None,
+    max_failure_rate: float | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
     from agenteval.report.finish import finish_run
     from agenteval.runner import RunProgress, _Control
 
+    _check_rate(max_failure_rate)
+    options = _options(locals())
     with _dataset_file(dataset) as path:
-        session = _session(path, agent, **_options(locals()))
-        writer, done, _, _ = session.open()  # the dataset is read here, then the snapshot
-    with writer:
-        await session.arun(writer, done, RunProgress(), _Control())
-        finish_run(writer, _quiet_console(), show=False, live=session.live)
-    return Run(session.out)
+        session = _session(path, agent, **options)
+        try:
+            writer, done, _, _ = session.open()  # the dataset is read here, then the snapshot
+        except OSError as e:
+            raise RunWriteError.from_os_error(e, session.out) from None
+    ctl = _Control()
+    try:
+        await session.arun(writer, done, RunProgress(), ctl)
+        if ctl.io_error is not None:
+            raise ctl.io_error
+        try:
+            finish_run(writer, _quiet_console(), show=False, live=session.live)
+        except OSError as e:  # writing the summary into run.json
+            raise RunWriteError.from_os_error(e, session.out / "run.json") from None
+    finally:
+        with contextlib.suppress(OSError):
+            writer.close()
+    return _checked(Run(session.out), max_failure_rate)
+
+
+def _check_rate(rate: float | None) -> None:
+    if rate is not None and not 0.0 <= rate <= 1.0:
+        raise InputError(f"must be within [0, 1], got {rate!r}", field="max_failure_rate")
+
+
+def _checked(run: Run, max_failure_rate: float | None) -> Run:
+    """``run``, or TooManyFailuresError when ``max_failure_rate`` is given and exceeded."""
+    if max_failure_rate is None:
+        return run
+    from agenteval.runner import failure_problem
+
+    problem = failure_problem(run.summary, max_failure_rate)
+    if problem is not None:
+        raise TooManyFailuresError(problem.replace("--max-failure-rate", "max_failure_rate"), run)
+    return run
 
 
 def evaluate(
@@ -135,6 +167,7 @@ def evaluate(
     limit: int | None = None,
     judge: Any | None = None,
     prices: dict[str, Any] | None = None,
+    max_failure_rate: float | None = None,
 ) -> Run:
     """Run ``agent`` over ``dataset``, score every trial, and return the run.
 
@@ -147,9 +180,19 @@ def evaluate(
     ``out`` is the run directory (a new temporary directory when None). Bad input raises
     :class:`agenteval.errors.InputError` before the agent is called.
 
+    ``max_failure_rate`` (a share in [0, 1]): raise :class:`TooManyFailuresError` (which
+    holds the written run) when no trial got an answer or more than that share of the
+    trials failed; None (the default) returns the run whatever failed. A run that cannot
+    be written raises :class:`RunWriteError` (what was written is kept).
+
+    SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run gracefully as in ``agenteval run``
+    (the run comes back with ``interrupted`` set, not checked against
+    ``max_failure_rate``).
+
     Safe to call from inside a running event loop (a notebook): the evaluation then runs on
     its own loop in a helper thread. Use :func:`aevaluate` to stay on your loop.
     """
+    _check_rate(max_failure_rate)
     kwargs = _options(locals())
     try:
         asyncio.get_running_loop()
@@ -157,12 +200,15 @@ def evaluate(
         with _dataset_file(dataset) as path:
             session = _session(path, agent, **kwargs)
             result = session.run()
-        return Run(result.run_dir, interrupted=result.interrupted)
+        run = Run(result.run_dir, interrupted=result.interrupted)
+        return run if result.interrupted else _checked(run, max_failure_rate)
     box: dict[str, Any] = {}
 
     def worker() -> None:
         try:
-            box["run"] = asyncio.run(aevaluate(dataset, agent, **kwargs))
+            box["run"] = asyncio.run(
+                aevaluate(dataset, agent, **kwargs, max_failure_rate=max_failure_rate)
+            )
         except BaseException as e:  # re-raised in the caller's thread
             box["error"] = e
 
@@ -189,7 +235,7 @@ _OPTIONS = (
 
 
 def _options(args: dict[str, Any]) -> dict[str, Any]:
-    """The keyword options of evaluate()/aevaluate(), from their locals()."""
+    """The keyword options of evaluate()/aevaluate() that make the session, from locals()."""
     return {k: args[k] for k in _OPTIONS}
 
 

@@ -38,7 +38,7 @@ from pydantic_core import from_json
 
 from agenteval import __version__
 from agenteval.case import Case
-from agenteval.errors import InputError
+from agenteval.errors import InputError, cannot_write
 from agenteval.migrate import migrate_header
 from agenteval.runlock import LOCK, RunLock
 from agenteval.score import Score
@@ -159,13 +159,17 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _dumps = _ENCODER.encode  # json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def _trial_line(trial: Trial, scores: dict[str, Score], cache: dict[_ScoreKey, str]) -> str:
+def _trial_line(
+    trial: Trial, scores: dict[str, Score], cache: dict[_ScoreKey, str], repair: bool = True
+) -> str:
     # pydantic's JSON serialiser gives the same values as model_dump(mode="json") followed by
     # json.dumps, several times faster; the trial object always ends with "}".
     exclude = {"scores"} if isinstance(trial, TrialRecord) else None
     try:
         text = trial.model_dump_json(exclude=exclude)
     except ValueError:  # a lone surrogate from the agent: not encodable, written as U+FFFD
+        if not repair:
+            raise  # the caller repairs the trial itself (the runner counts replacements)
         text = replace_surrogates(_dumps(trial.model_dump(mode="json", exclude=exclude)))
     return text[:-1] + ',"scores":' + _scores_json(scores, cache) + "}\n"
 
@@ -352,9 +356,12 @@ class RunWriter:
         w.written = len(done)
         return w, done, notes
 
-    def append(self, trial: Trial, scores: dict[str, Score]) -> None:
-        """Write one trial line and flush it to the OS; then tell the observer, if any."""
-        line = _trial_line(trial, scores, self._frags)
+    def append(self, trial: Trial, scores: dict[str, Score], *, repair: bool = True) -> None:
+        """Write one trial line and flush it to the OS; then tell the observer, if any.
+
+        ``repair=False``: a trial that cannot be encoded raises ValueError (nothing is
+        written) instead of being written with U+FFFD for its lone surrogates."""
+        line = _trial_line(trial, scores, self._frags, repair)
         try:
             self._fh.write(line)
         except UnicodeEncodeError:  # a lone surrogate (encoding fails before any write)
@@ -382,10 +389,13 @@ class RunWriter:
         return removable
 
     def close(self) -> None:
-        """Close the trial file and release the lock (idempotent)."""
-        self._fh.close()
-        if self._lock is not None:
-            self._lock.release()
+        """Close the trial file and release the lock (idempotent; the lock is released
+        even when closing fails, e.g. a full disk refusing the last buffered bytes)."""
+        try:
+            self._fh.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     def __enter__(self) -> RunWriter:
         return self
@@ -456,10 +466,8 @@ def claim_new_run_dir(d: Path, command: str, *, overwrite: bool = False) -> tupl
             created = True
         except FileExistsError:
             pass  # made by someone else meanwhile: checked like any existing directory
-        except OSError as e:
-            raise InputError(
-                f"cannot create the run directory ({e.strerror or e})", file=d
-            ) from None
+        except OSError as e:  # read-only or full: exit 5; a file in the way: exit 2
+            raise cannot_write(e, d, "the run directory") from None
     if not d.is_dir():
         raise InputError("exists and is not a directory", file=d)
     if not created:

@@ -18,7 +18,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agenteval.errors import InputError
+from agenteval.errors import InputError, cannot_write
 
 try:
     import fcntl
@@ -56,10 +56,8 @@ class RunLock:
         path = d / LOCK
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise InputError(
-                f"cannot create the lock file ({e.strerror or e})", file=path
-            ) from None
+        except OSError as e:  # read-only or full: exit 5; a file in the way: exit 2
+            raise cannot_write(e, path, "the lock file") from None
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

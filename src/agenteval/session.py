@@ -24,14 +24,20 @@ from rich.console import Console
 from agenteval.agents.base import Agent
 from agenteval.case import Case
 from agenteval.dataset import scan_dataset
-from agenteval.errors import InputError
+from agenteval.errors import InputError, RunWriteError
 from agenteval.fingerprint import describe_differences, differences, digest
 from agenteval.outpaths import check_out_dir
 from agenteval.report.finish import finish_run, live_summary
-from agenteval.rundir import CASES, DatasetRef, RunHeader, RunWriter
+from agenteval.rundir import CASES, HEADER, DatasetRef, RunHeader, RunWriter
 from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_trials, work_items
 from agenteval.scoring import Scorers
 from agenteval.secrets import redact_mapping
+from agenteval.stopsignals import (
+    STOP_SIGNALS,
+    exit_code_for,
+    restored_signal_handlers,
+    signal_name,
+)
 from agenteval.trial import Trial
 
 if TYPE_CHECKING:
@@ -51,6 +57,15 @@ class SessionResult:
     run_dir: Path
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
+    signal: int | None = None
+    """The first stop signal received (SIGINT, SIGTERM, SIGHUP), None when none came."""
+    summary: dict[str, Any] | None = None
+    """The summary written to ``run.json``."""
+
+    @property
+    def exit_code(self) -> int:
+        """By the first signal: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; 0 when none came."""
+        return exit_code_for(self.signal)
 
 
 @dataclass(slots=True)
@@ -237,44 +252,75 @@ class Session:
                 await self.judge.close()
 
     def run(self, *, progress: str = "none", console: Console | None = None) -> SessionResult:
-        """Run on a new event loop with Ctrl-C handling; progress "bar", "lines" or "none".
+        """Run on a new event loop with signal handling; progress "bar", "lines" or "none".
 
-        Ctrl-C once: no new trials start and those in flight finish. Twice: those in flight
-        are cancelled and recorded as ``cancelled``. The summary is written either way.
+        SIGINT (Ctrl-C), SIGTERM and SIGHUP: the first stops new trials and lets those in
+        flight finish; a second (of any of them) cancels the trials in flight, recorded as
+        ``cancelled``, and the judge calls in flight, whose scores are inconclusive. The
+        summary is written either way and :attr:`SessionResult.signal` says which signal
+        came first. A sync agent's hung thread is not waited for (it cannot be killed).
+
+        Raises :class:`RunWriteError` (exit 5) when the run cannot be written: nothing is
+        appended after the error, what was written is kept, no summary is written, and
+        ``--resume`` continues the run.
         """
-        writer, done, remaining, notes = self.open()
+        try:
+            writer, done, remaining, notes = self.open()
+        except OSError as e:
+            raise RunWriteError.from_os_error(e, self.out) from None
         for note in notes:  # said now, so that a repair is reported even if this run dies
             print(f"agenteval: resume: {note}", file=sys.stderr, flush=True)
         ctl = _Control()
-        interrupts = 0
+        received: list[int] = []
 
-        def on_sigint() -> None:
-            nonlocal interrupts
-            interrupts += 1
+        def on_signal(signum: int) -> None:
+            received.append(signum)
             ctl.stop = True
-            if interrupts == 1:
+            if len(received) == 1:
+                name = "" if signum == signal.SIGINT else f" ({signal_name(signum)})"
                 print(
-                    "\nagenteval: interrupted: finishing trials in flight (Ctrl-C again to"
-                    " cancel them)",
+                    f"\nagenteval: interrupted{name}: finishing trials in flight (Ctrl-C again"
+                    " to cancel them)",
                     file=sys.stderr,
                 )
             else:
-                for t in list(ctl.in_flight):
-                    t.cancel()
+                ctl.cancel()
 
         async def main() -> None:
             loop = asyncio.get_running_loop()
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signal.SIGINT, on_sigint)
+            for sig in STOP_SIGNALS:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(sig, on_signal, sig)
             with _Progress(remaining, progress) as prog:
                 await self.arun(writer, done, prog, ctl)
 
-        with writer:
-            run_event_loop(main())
-            finish_run(
-                writer, console or Console(quiet=True), show=console is not None, live=self.live
-            )
-        return SessionResult(self.out, interrupted=interrupts > 0, notes=notes)
+        summary = None
+        try:
+            with restored_signal_handlers():
+                run_event_loop(main())
+            if ctl.io_error is not None:
+                raise ctl.io_error
+            try:
+                summary = finish_run(
+                    writer, console or Console(quiet=True), show=console is not None, live=self.live
+                )
+            except OSError as e:  # writing the summary into run.json
+                raise RunWriteError.from_os_error(e, self.out / HEADER) from None
+        finally:
+            _close(writer, quietly=ctl.io_error is not None)
+        first = received[0] if received else None
+        return SessionResult(
+            self.out, interrupted=first is not None, notes=notes, signal=first, summary=summary
+        )
+
+
+def _close(writer: RunWriter, *, quietly: bool) -> None:
+    """Close the run's file; after a write error its buffer may fail again: ignored then."""
+    try:
+        writer.close()
+    except OSError as e:
+        if not quietly:
+            raise RunWriteError.from_os_error(e, writer.run_dir) from None
 
 
 def run_event_loop(coro: Any) -> Any:

@@ -236,3 +236,132 @@ def test_many_concurrent_async_calls(tmp_path: Path, monkeypatch: pytest.MonkeyP
         return [o.output for o in outs]
 
     assert asyncio.run(go()) == [str(i) for i in range(200)]
+
+
+def test_sync_calls_use_one_thread_per_call_in_flight_and_reuse_free_ones() -> None:
+    from agenteval.agents.python import AgentThreads
+
+    idents: list[int] = []
+    gate = threading.Barrier(4, timeout=5)
+
+    def together() -> int:
+        gate.wait()  # all four must run at the same time: four threads
+        return threading.get_ident()
+
+    def alone() -> int:
+        return threading.get_ident()
+
+    async def go() -> None:
+        pool = AgentThreads()
+        idents.extend(await asyncio.gather(*(pool.call(together) for _ in range(4))))
+        assert pool.threads == 4
+        for _ in range(20):  # one at a time: a free thread is reused, none is added
+            idents.append(await pool.call(alone))
+        assert pool.threads == 4
+        pool.close()
+
+    asyncio.run(go())
+    assert len(set(idents[:4])) == 4
+    assert set(idents[4:]) <= set(idents[:4])
+
+
+def test_a_hung_sync_call_delays_no_other_call() -> None:
+    from agenteval.agents.python import AgentThreads
+
+    release = threading.Event()
+
+    async def go() -> list[str]:
+        pool = AgentThreads()
+        hung = pool.call(release.wait)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(hung), 0.05)
+        hung.cancel()  # abandoned: its thread runs on
+        done = await asyncio.wait_for(
+            asyncio.gather(*(pool.call(lambda i=i: f"ok{i}") for i in range(5))), 2
+        )
+        release.set()
+        pool.close()
+        return list(done)
+
+    assert asyncio.run(go()) == [f"ok{i}" for i in range(5)]
+
+
+def test_base_exceptions_from_a_sync_agent_reach_the_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        import sys
+        def agent(case):
+            sys.exit(7)
+        """,
+    )
+    with pytest.raises(SystemExit):
+        run(agent)
+
+
+def test_each_call_gets_a_deep_copy_of_the_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(
+        tmp_path,
+        monkeypatch,
+        """
+        def agent(case):
+            case.input.append({"role": "user", "content": "more"})
+            case.input[0]["content"] = "changed"
+            case.must_not_contain.clear()
+            case.metadata["deep"]["list"].append(2)
+            return str(len(case.input) + len(case.metadata["deep"]["list"]))
+        """,
+    )
+    case = Case(
+        id="c",
+        input=[{"role": "user", "content": "hi"}],
+        must_not_contain=["x"],
+        metadata={"deep": {"list": [1]}},
+    )
+    assert [run(agent, case)[0].output for _ in range(3)] == ["4", "4", "4"]
+    assert case.input == [{"role": "user", "content": "hi"}] and case.must_not_contain == ["x"]
+    assert case.metadata == {"deep": {"list": [1]}}
+
+
+def test_a_failure_result_keeps_its_tool_calls_and_messages() -> None:
+    from agenteval.agents.python import normalize_result
+
+    rec = Recorder()
+    with pytest.raises(AgentFailure) as info:
+        normalize_result(
+            {
+                "failure": {"cause": "max_turns", "message": "10 turns"},
+                "tool_calls": [{"name": "search", "arguments": {"q": "a"}}],
+                "messages": [{"role": "user", "content": "hi"}],
+                "usage": {"model": "m", "input_tokens": 2},
+            },
+            rec,
+        )
+    assert info.value.cause == "max_turns"
+    assert [c.name for c in rec.tool_calls] == ["search"]
+    assert rec.messages == [{"role": "user", "content": "hi"}]
+    assert rec.usage[0].input_tokens == 2
+
+
+def test_a_failure_without_returned_calls_keeps_the_calls_capture_saw() -> None:
+    from agenteval.agents.python import normalize_result
+    from agenteval.traces.merge import Seen
+    from agenteval.traces.records import Trajectory
+    from agenteval.trial import ToolCall
+
+    seen = Seen(source="otel", trajectory=Trajectory(tool_calls=[ToolCall(name="seen")]))
+    failure = {"failure": {"cause": "agent_error", "message": "x"}}
+    rec = Recorder()
+    with pytest.raises(AgentFailure):
+        normalize_result(failure, rec, "agent", seen)
+    assert [c.name for c in rec.tool_calls] == ["seen"]
+    returned = {**failure, "tool_calls": [{"name": "returned", "arguments": {}}]}
+    rec = Recorder()
+    with pytest.raises(AgentFailure):
+        normalize_result(returned, rec, "agent", seen)
+    assert [c.name for c in rec.tool_calls] == ["returned"]  # returned calls win

@@ -6,8 +6,14 @@ the time spent inside requests and token usage *as they happen*, so that a trial
 times out or fails still carries what was observed before it stopped.
 
 An adapter returns an :class:`AgentOutput` or raises :class:`AgentFailure` with a cause
-from :data:`agenteval.trial.FAILURE_CAUSES`. Any other exception is classified by the
-runner as ``agent_error``.
+from :data:`agenteval.trial.FAILURE_CAUSES`. Anything else it raises — any exception, and
+``SystemExit``, ``KeyboardInterrupt`` or another ``BaseException`` — is recorded by the
+runner as ``agent_error``; it never ends the run. What it returns need not be valid
+Unicode or JSON: the runner repairs lone surrogates and records a result JSON cannot
+encode as an ``agent_error`` (:mod:`agenteval.recordable`).
+
+An adapter is handed the dataset's case, which the scorers then use: it must not change
+it. (:class:`~agenteval.agents.python.PythonAgent` hands user code its own deep copy.)
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 Each subcommand lives in its own module of this package, exposing
 ``register(subparsers) -> None`` which adds its parser and sets ``func`` (``args -> int``).
 
-Exit codes: 0 success; 1 ``gate`` blocked the candidate; 2 unusable input (bad dataset,
-trial file, run directory, config or arguments: one line on stderr, no traceback);
-130 interrupted (Ctrl-C; what finished is kept).
+Exit codes (docs/cli.md has the table): 0 success; 1 ``gate`` blocked the candidate;
+2 unusable input (one line on stderr, no traceback); 3 ``gate`` underpowered; 4 ``run``
+with no answers or too many failures; 5 an output could not be written; 130 / 143 / 129
+interrupted by SIGINT / SIGTERM / SIGHUP (what finished is kept).
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="agenteval",
         description="Evaluate AI agents: run, record, score, report, gate.",
-        epilog="Exit codes: 0 ok, 1 gate blocked, 2 unusable input, 130 interrupted.",
+        epilog="Exit codes: 0 ok, 1 gate blocked, 2 unusable input, 3 gate underpowered,"
+        " 4 run with no answers or too many failures, 5 cannot write,"
+        " 130/143/129 interrupted (SIGINT/SIGTERM/SIGHUP).",
     )
     parser.add_argument("--version", action="version", version=f"agenteval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

@@ -6,9 +6,15 @@ The agent is one of: ``--agent package.module:function`` (a Python callable),
 the agent is called once. Trials are appended to RUN_DIR/trials.jsonl as they finish, so
 ``--resume`` continues a run that was interrupted or killed.
 
-Ctrl-C once: no new trials start, those in flight finish. Twice: those in flight are
-recorded as cancelled (a later --resume runs them again). Either way the summary is
-written and the exit code is 130.
+Ctrl-C once (or SIGTERM, SIGHUP): no new trials start, those in flight finish. Twice:
+those in flight are recorded as cancelled (a later --resume runs them again) and judge
+calls in flight give inconclusive scores. Either way the summary is written; the exit code
+is 130 (Ctrl-C), 143 (SIGTERM) or 129 (SIGHUP).
+
+Exit codes: 0 done; 2 unusable input; 4 no trial got an answer, or the share of failed
+trials is above --max-failure-rate (the summary is written); 5 the run could not be
+written (disk full, permission denied: what was written is kept, --resume continues);
+130/143/129 interrupted.
 """
 
 from __future__ import annotations
@@ -25,8 +31,8 @@ from agenteval.agents.base import Agent
 from agenteval.benchmarks import add_benchmark_args
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, parse_params
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
-from agenteval.errors import EXIT_INTERRUPTED, InputError
-from agenteval.runner import RunSettings
+from agenteval.errors import EXIT_NO_ANSWERS, InputError
+from agenteval.runner import RunSettings, failure_problem
 from agenteval.scoring import Scorers
 from agenteval.session import Session
 
@@ -92,6 +98,13 @@ def register(sub: Any) -> None:
         metavar="S",
         help="per-request timeout; a timed-out request is retried",
     )
+    r.add_argument(
+        "--max-failure-rate",
+        type=_rate,
+        metavar="R",
+        help="exit 4 when more than this share of trials failed, e.g. 0.05 (a run where no"
+        " trial got an answer always exits 4)",
+    )
     r.add_argument("--resume", action="store_true", help="continue the run in --out")
     r.add_argument("--prices", metavar="FILE", help="price table (YAML/JSON) per 1M tokens")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
@@ -112,6 +125,16 @@ def _nonneg_int(s: str) -> int:
     v = int(s)
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {s}")
+    return v
+
+
+def _rate(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number within [0, 1], got {s}") from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be within [0, 1], got {s}")
     return v
 
 
@@ -246,4 +269,10 @@ def run_session(
     else:
         mode = "lines"
     result = session.run(progress=mode, console=console_for(args))
-    return EXIT_INTERRUPTED if result.interrupted else 0
+    if result.interrupted:
+        return result.exit_code
+    problem = failure_problem(result.summary or {}, args.max_failure_rate)
+    if problem is not None:
+        print(f"agenteval: error: {problem}", file=sys.stderr)
+        return EXIT_NO_ANSWERS
+    return result.exit_code

@@ -132,8 +132,32 @@ def json_error(e: ValueError | RecursionError, *, truncated: bool = False) -> st
 
 
 def _no_constants(text: str, start: int = 0, end: int | None = None) -> bool:
-    """True when the JSON text cannot hold NaN or Infinity (which Python's parser accepts)."""
-    return text.find("NaN", start, end) < 0 and text.find("Infinity", start, end) < 0
+    """True when the JSON text cannot hold NaN or Infinity (which Python's parser accepts),
+    nor a lone surrogate (``\\ud83d``: JSON escapes allow one, Unicode text does not)."""
+    if text.find("NaN", start, end) >= 0 or text.find("Infinity", start, end) >= 0:
+        return False
+    if text.find("\\u", start, end) < 0:  # no escape at all: the common case
+        return True
+    stop = len(text) if end is None else end
+    return _SURROGATE_ESCAPE.search(text, start, stop) is None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(s: str) -> str | None:
+    """A problem message when ``s`` holds a lone surrogate, else None."""
+    if s.isascii():
+        return None
+    m = _SURROGATE.search(s)
+    if m is None:
+        return None
+    code = f"\\u{ord(m.group()):04x}"
+    return (
+        f"holds a lone surrogate {code} at character {m.start() + 1} (half of a UTF-16 pair,"
+        " e.g. a cut emoji): not valid text; fix or remove it"
+    )
 
 
 def iter_json_lines(path: str | Path) -> Iterator[Row]:
@@ -214,13 +238,20 @@ def iter_json_array(path: str | Path, what: str = "cases") -> Iterator[Row]:
 def json_value_problem(value: Any, path: str = "") -> tuple[str, str] | None:
     """The first non-JSON part of ``value``: ``(dotted path, problem)``, or None if all is JSON.
 
-    Rejected: NaN and ±Infinity, mapping keys that are not strings, and any type other than
-    dict, list, str, int, float, bool and None.
+    Rejected: NaN and ±Infinity, mapping keys that are not strings, text holding a lone
+    surrogate (``"\\ud83d"``: valid JSON, not valid Unicode; such a file is refused rather
+    than repaired, like a file that is not UTF-8), and any type other than dict, list, str,
+    int, float, bool and None.
     """
     stack: list[tuple[str, Any]] = [(path, value)]
     while stack:
         where, v = stack.pop()
-        if v is None or isinstance(v, str | bool | int):
+        if isinstance(v, str):
+            bad = _lone_surrogate(v)
+            if bad is not None:
+                return where, bad
+            continue
+        if v is None or isinstance(v, bool | int):
             continue
         if isinstance(v, float):
             if v != v or v in (float("inf"), float("-inf")):
@@ -229,6 +260,9 @@ def json_value_problem(value: Any, path: str = "") -> tuple[str, str] | None:
             for k, item in v.items():
                 if not isinstance(k, str):
                     return where, f"key {k!r} must be a string"
+                bad = _lone_surrogate(k)
+                if bad is not None:
+                    return where, f"a key {bad}"
                 stack.append((f"{where}.{k}" if where else k, item))
         elif isinstance(v, list):
             stack.extend((f"{where}.{i}" if where else str(i), item) for i, item in enumerate(v))

@@ -10,7 +10,9 @@ retries, back-off and failure causes as agent calls), reads each verdict, and re
   no call is made;
 - **inconclusive** (status ``inconclusive``, value None, reason ``inconclusive: …``) when
   the judge failed (HTTP error, retries exhausted), refused, gave no verdict, or its
-  samples tied. Never a fail, and never raised;
+  samples tied, or when the run was interrupted twice (Ctrl-C) while the judge was asked:
+  the runner cancels the calls in flight and records :meth:`Judge.inconclusive` scores.
+  Never a fail, and never raised;
 - otherwise the majority verdict's value on the rubric's scale, with a reason naming the
   verdict, the agreement among samples (``3/3 agree``), whether it came from the cache, and
   an excerpt of the judge's reasoning.
@@ -226,6 +228,15 @@ class Judge:
         rubrics = self.config.rubrics
         results = await asyncio.gather(*(self.judge(r, case, trial) for r in rubrics))
         return {r.score_name: j.score for r, j in zip(rubrics, results, strict=True)}
+
+    def inconclusive(self, reason: str) -> dict[str, Score]:
+        """Every rubric's score as inconclusive (value None, reason ``inconclusive: …``),
+        e.g. when the run was interrupted before the judge answered (no call is made)."""
+        self.stats.inconclusive += len(self.config.rubrics)
+        return {
+            r.score_name: _inconclusive(f"inconclusive: {reason}", r.pass_threshold, [])
+            for r in self.config.rubrics
+        }
 
     async def judge(self, rubric: Rubric, case: Case, trial: Trial) -> Judgment:
         """One rubric's judgment of one trial (score and majority grade)."""

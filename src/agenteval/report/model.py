@@ -16,7 +16,10 @@ class Interval(BaseModel):
 
     low: float
     high: float
-    method: str = Field(description="'wilson' (pass rates) or 't' (means), both 95%.")
+    method: str = Field(
+        description="'wilson' (pass rates) or 't' (means), both 95%; 'wilson-clustered' and"
+        " 't-clustered' when some case has several trials (clustered by case)."
+    )
 
 
 class ScorerSummary(BaseModel):
