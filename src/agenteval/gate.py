@@ -10,7 +10,10 @@ The candidate is **blocked** (exit 1) when any of these holds:
 
 1. **Safety** (a rule, not a test): a candidate case fails a safety scorer (see
    :func:`safety_scorer_names`) and the same case did not fail that scorer in the
-   baseline — whether it passed there, did not apply, was not answered, or is absent.
+   baseline — whether it passed there, did not apply, was not answered, or is absent;
+   or a safety scorer gave no result in the candidate (error, inconclusive, not run) on
+   every answered shared case where it gave one in the baseline
+   (:func:`agenteval.gate_checks.unchecked_safety`).
 2. **Significant regression**: a scorer's drop (baseline minus candidate, in score units)
    is larger than its allowed drop (``max_drop``, default 0) *and* its Holm-adjusted
    one-sided p-value is <= alpha.
@@ -43,6 +46,7 @@ from agenteval.gate_checks import (
     compare_failures,
     compare_scorer,
     safety_regressions,
+    unchecked_safety,
 )
 from agenteval.gate_model import (
     CoverageComparison,
@@ -145,12 +149,17 @@ def decide(
     r.not_compared = [name for name in names if name not in paired]
     r.family_size = len(paired) + 2
     level = alpha / r.family_size
+    if level <= 0:
+        raise InputError(
+            f"--alpha {alpha:g} is too small: alpha / {r.family_size} tests is 0 in floating point"
+        )
     r.scorers = [
         compare_scorer(name, pairs, drops.get(name, 0.0), level) for name, pairs in paired.items()
     ]
     r.failures = compare_failures(shared, base, cand)
     r.coverage = compare_coverage(shared, missing, base, cand)
     r.safety_regressions = safety_regressions(base, cand, safety)
+    r.safety_unchecked, r.safety_unchecked_blocks = unchecked_safety(shared, base, cand, safety)
 
     tests: list[Any] = [*r.scorers, r.failures, r.coverage]
     for t, adj in zip(tests, stats.holm([t.p_value for t in tests]), strict=True):
@@ -181,6 +190,13 @@ def _explain(r: GateResult) -> None:
         reasons.append(
             f"{len(ids)} case(s) newly fail safety scorer {name}: {_ids(ids)}"
             " (blocks whatever else improved)"
+        )
+    for name in r.safety_unchecked_blocks:
+        ids = r.safety_unchecked[name]
+        reasons.append(
+            f"safety scorer {name} gave no result in the candidate (error, inconclusive or"
+            f" not run) on any of the {len(ids)} answered case(s) it was checked on in the"
+            f" baseline: {_ids(ids)}"
         )
     for c in r.scorers:
         if c.blocks:
@@ -237,6 +253,13 @@ def _explain(r: GateResult) -> None:
                 f"{len(weak)} scorer(s) have too few paired cases to show any drop: "
                 + ", ".join(f"{c.scorer} ({c.paired})" for c in weak[:MAX_IDS])
                 + (" ..." if len(weak) > MAX_IDS else "")
+            )
+    for name, ids in r.safety_unchecked.items():
+        if name not in r.safety_unchecked_blocks:
+            notes.append(
+                f"safety scorer {name} gave no result in the candidate (error, inconclusive"
+                f" or not run) on {len(ids)} case(s) it was checked on in the baseline:"
+                f" {_ids(ids)}"
             )
     if r.not_compared:
         notes.append(

@@ -31,8 +31,11 @@ Pair = tuple[str, CaseScore, CaseScore]
 
 def resamples_for(level: float) -> int:
     """Monte Carlo draws for a permutation test at ``level``: enough that the smallest
-    possible p-value, 1 / (draws + 1), is 40 times below the level (at least 4,000)."""
-    return min(MAX_RESAMPLES, max(stats.MONTE_CARLO_RESAMPLES, math.ceil(40 / level)))
+    possible p-value, 1 / (draws + 1), is 40 times below the level (at least 4,000, at most
+    MAX_RESAMPLES, also for a level so small that 40 / level overflows)."""
+    if level * MAX_RESAMPLES <= 40:
+        return MAX_RESAMPLES
+    return max(stats.MONTE_CARLO_RESAMPLES, math.ceil(40 / level))
 
 
 def compare_scorer(
@@ -189,3 +192,42 @@ def safety_regressions(
                 )
             )
     return out
+
+
+def unchecked_safety(
+    shared: Sequence[str],
+    base: Mapping[str, CaseAggregate],
+    cand: Mapping[str, CaseAggregate],
+    safety: Collection[str],
+) -> tuple[dict[str, list[str]], list[str]]:
+    """(per safety scorer, the unchecked cases; the scorers to block on).
+
+    A shared case is *unchecked* for a safety scorer when the baseline has a result for it
+    there (some repeat passed or failed), the candidate answered the case (unanswered cases
+    are the coverage check's), and the candidate has none: the scorer errored or was
+    inconclusive on every repeat, or was not run. A scorer blocks when every such case is
+    unchecked: a candidate whose output makes the safety judge refuse, or that was run
+    without the safety scorer, cannot pass by silencing the check. "Not applicable" in the
+    candidate is a result (the scorer decided), not unchecked.
+    """
+    out: dict[str, list[str]] = {}
+    blocks: list[str] = []
+    for name in sorted(safety):
+        eligible = [
+            cid
+            for cid in shared
+            if (bs := base[cid].scores.get(name)) is not None
+            and bs.applicable
+            and cand[cid].all_answered
+        ]
+        lost = [
+            cid
+            for cid in eligible
+            if (cs := cand[cid].scores.get(name)) is None
+            or (not cs.applicable and not cs.not_applicable)
+        ]
+        if lost:
+            out[name] = lost
+        if eligible and len(lost) == len(eligible):
+            blocks.append(name)
+    return out, blocks

@@ -138,6 +138,15 @@ class GateResult(BaseModel):
         default_factory=list, description="Scorers with no case scored in both runs."
     )
     safety_regressions: list[SafetyRegression] = Field(default_factory=list)
+    safety_unchecked: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Per safety scorer, the shared cases it gave a result on in the baseline"
+        " but not in the (answering) candidate: scorer error, inconclusive, or not scored.",
+    )
+    safety_unchecked_blocks: list[str] = Field(
+        default_factory=list,
+        description="Safety scorers that gave no result on any of those cases in the candidate.",
+    )
     failures: FailureComparison | None = None
     coverage: CoverageComparison | None = None
 

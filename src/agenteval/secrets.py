@@ -13,10 +13,13 @@ Two tools, used at the two places a secret could leak:
   :func:`redact_urls`.
 
 Credentials in URLs (:func:`redact_url`): the user-info part (``user:key@``) is replaced
-as a whole, and so is the value of every query parameter whose name contains ``key``,
-``token``, ``secret``, ``sig``, ``pass``, ``pwd``, ``auth``, ``cred``, ``session`` or
-``code`` (any case: ``api-key``, ``X-Amz-Signature``, ``access_token``, ``password``...).
-Scheme, host, port, path, other parameters and the fragment are kept.
+as a whole — also of a URL nested inside another (``?next=https://u:pw@host``) — and so
+is the value of every query or fragment parameter (``&``- or ``;``-separated) whose name,
+percent-decoded, contains ``key``, ``token``, ``secret``, ``sig``, ``pass``, ``pwd``,
+``auth``, ``cred``, ``session``, ``code``, ``jwt`` or ``bearer`` (any case: ``api-key``,
+``X-Amz-Signature``, ``access_token``, ``%74oken``, ``password``...); fragments carry
+them in OAuth redirects (``#access_token=...``). Scheme, host, port, path, other
+parameters and the rest of the fragment are kept.
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ _MIN_SECRET_LEN = 4
 _SECRET_WORDS = frozenset({"authorization", "apikey", "token", "secret", "password", "passwd"})
 _SECRET_PHRASES = ("api_key", "access_key", "private_key")
 _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
-_SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|pwd|auth|cred|session|code", re.I)
+_SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|pwd|auth|cred|session|code|jwt|bearer", re.I)
 _URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)@")
+_NESTED_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@\s&;]*)@")
+_PARAM_SEP = re.compile(r"([&;])")
 
 PUBLIC_HEADERS = frozenset(
     {"accept", "accept-encoding", "accept-language", "content-type", "user-agent"}
@@ -84,17 +89,28 @@ class Redactor:
 
 
 def is_secret_param(name: str) -> bool:
-    """True when a URL query parameter named ``name`` holds a credential (module docstring)."""
-    return bool(_SECRET_PARAM.search(name))
+    """True when a URL query parameter named ``name`` (percent-decoded) holds a credential
+    (module docstring)."""
+    return bool(_SECRET_PARAM.search(name) or _SECRET_PARAM.search(_unquote(name)))
 
 
 def _split_query(query: str) -> list[tuple[str, str, str]]:
-    """(name, "=" or "", value) for each ``&``-separated part, encoding untouched."""
+    """(name, "=" or "", value) for each ``&``- or ``;``-separated part, encoding untouched."""
     out = []
-    for part in query.split("&"):
+    for part in _PARAM_SEP.split(query)[::2]:
         name, eq, value = part.partition("=")
         out.append((name, eq, value))
     return out
+
+
+def _redact_params(query: str) -> str:
+    """``a=1&token=x;b=2`` with the secret parameters' values replaced, separators kept."""
+    pieces = _PARAM_SEP.split(query)
+    for i in range(0, len(pieces), 2):
+        name, eq, value = pieces[i].partition("=")
+        if eq and value and is_secret_param(name):
+            pieces[i] = f"{name}{eq}{REDACTED}"
+    return "".join(pieces)
 
 
 def redact_url(url: str) -> str:
@@ -104,15 +120,14 @@ def redact_url(url: str) -> str:
     changes (no re-encoding).
     """
     out = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", url, count=1)
-    head, qmark, rest = out.partition("?")
-    if not qmark:
-        return out
-    query, hashmark, fragment = rest.partition("#")
-    parts = [
-        f"{n}{eq}{REDACTED if eq and is_secret_param(n) and v else v}"
-        for n, eq, v in _split_query(query)
-    ]
-    return f"{head}?{'&'.join(parts)}{hashmark}{fragment}"
+    out = _NESTED_USERINFO.sub(
+        lambda m: m.group(0) if m.group(2) == REDACTED else f"{m.group(1)}{REDACTED}@", out
+    )
+    out, hashmark, fragment = out.partition("#")
+    head, qmark, query = out.partition("?")
+    query = _redact_params(query) if qmark else query
+    fragment = _redact_params(fragment) if "=" in fragment else fragment
+    return f"{head}{qmark}{query}{hashmark}{fragment}"
 
 
 def url_secrets(url: str) -> list[str]:
@@ -120,15 +135,17 @@ def url_secrets(url: str) -> list[str]:
     a :class:`Redactor` also removes them from messages that quote them."""
     found: list[str] = []
     m = _USERINFO.match(url)
-    if m:
-        info = m.group(2)
+    infos = [m.group(2)] if m else []
+    infos += [n.group(2) for n in _NESTED_USERINFO.finditer(url) if n.start() > 0]
+    for info in infos:
         user, colon, password = info.partition(":")
         # with a password the user name is no secret (and often an ordinary word)
         parts = [info, password] if colon and password else [info, user]
         found += parts + [_unquote(v) for v in parts]
-    _, qmark, rest = url.partition("?")
-    if qmark:
-        for n, eq, v in _split_query(rest.partition("#")[0]):
+    rest, _, fragment = url.partition("#")
+    _, qmark, query = rest.partition("?")
+    for part in (query if qmark else "", fragment):
+        for n, eq, v in _split_query(part):
             if eq and v and is_secret_param(n):
                 found += [v, _unquote(v)]
     return [v for v in dict.fromkeys(found) if v]

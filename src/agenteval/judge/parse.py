@@ -20,9 +20,13 @@ Only what the judge wrote itself counts, never what it *quotes*:
   close such a fence early, since it cannot contain the boundary;
 - a verdict line inside a Markdown code block (from a line of three or more backticks or
   tildes to its closing line, or to the end of the reply) is ignored; a JSON verdict
-  there counts (structured replies come that way);
-- exception: the reply's last line, when it is a verdict line, always counts for a reply
-  that ended normally (that is where the judge was told to put it).
+  there counts (structured replies come that way) unless its text occurs in the fenced
+  material of the prompt (``quoted``: the judge is quoting the answer's JSON);
+- exception: the reply's last line, when it is a verdict line, counts for a reply that
+  ended normally (that is where the judge was told to put it) even inside a code block
+  that is never closed — but not inside a restated prompt fence, and not when its text
+  (less Markdown) occurs in ``quoted``: a judge that echoes the answer in an unclosed
+  block and stops is not graded by the answer's last line.
 
 A reply cut off by the token limit (``finish_reason="length"``) never reached its final
 verdict line, so it is *inconclusive* unless a verdict outside quoted material came before
@@ -221,13 +225,16 @@ def parse_verdict(
         if cut:
             if is_last or _inside(line_start, fences + codes) or _restated(line, quoted):
                 continue
-        elif _inside(line_start, fences + codes) and not is_last:
+        elif _inside(line_start, fences):
+            continue  # a restated prompt fence: never the judge's own words, last line or not
+        elif _inside(line_start, codes) and (not is_last or _restated(line, quoted)):
             continue
         candidates.append((m.end(), m.group("tok"), text[:line_start].strip()))
     for end, value, reasoning in _json_candidates(text):
         found_any = True
         open_at = text.rfind("{", 0, end)
-        if _inside(open_at, fences) or (cut and _restated(text[open_at:end], quoted)):
+        restated = _restated(text[open_at:end], quoted)
+        if _inside(open_at, fences) or ((cut or _inside(open_at, codes)) and restated):
             continue
         before = text[:open_at].strip()
         candidates.append((end, value, reasoning if reasoning is not None else before))

@@ -16,7 +16,8 @@
   at most 16 differences are non-zero, a seeded sequential Monte Carlo up to 200 (Besag and
   Clifford 1991: stop after 40 resamples as extreme as the observed one, at most 4,000
   or ``resamples``), and beyond that the normal approximation of the same permutation
-  distribution (its variance is exactly the sum of squares).
+  distribution (its variance is exactly the sum of squares), continuity-corrected by the
+  largest absolute difference so that it does not reject more often than the level.
 - Several tests at once are corrected with **Holm's step-down** adjustment (:func:`holm`).
 - Repeats: ``pass_at_k`` is the unbiased estimator 1 - C(n-c, k) / C(n, k); ``pass_hat_k``
   (pass^k, all k attempts succeed) is C(c, k) / C(n, k).
@@ -158,9 +159,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1))
-    p: float = 2 * tail / 2**n
-    return min(1.0, p)
+    # P[X <= k] = P[X >= n - k] by symmetry
+    return min(1.0, 2 * binomial_half_tail(n, n - k))
 
 
 def mcnemar_one_sided(worse: int, better: int) -> float:
@@ -176,9 +176,42 @@ def mcnemar_one_sided(worse: int, better: int) -> float:
     n = worse + better
     if n == 0 or worse == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(worse, n + 1))
-    p: float = tail / 2**n
-    return min(1.0, p)
+    return min(1.0, binomial_half_tail(n, worse))
+
+
+EXACT_TAIL_MAX = 1000
+"""Up to this many trials the binomial tail is an exact sum of integers."""
+
+
+def binomial_half_tail(n: int, k: int) -> float:
+    """P[Binomial(n, 1/2) >= k] (1.0 for k <= 0, 0.0 for k > n).
+
+    Up to EXACT_TAIL_MAX trials, the exact integer sum, correctly rounded. Beyond it (the
+    sum of n big binomial coefficients took seconds: 5 s at n = 10,000), the terms are
+    summed outward from k while they are decreasing, and stopped when the rest cannot
+    change the result by 2 ** -80 of it; for k <= n / 2 through the complement
+    1 - P[X >= n - k + 1]. Either way within a few units in the last place of the exact
+    value (relative error < 2e-16 measured at n = 1,001-2,500); 6 ms at n = 10,000,
+    0.3 s at 100,000.
+    """
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    if n <= EXACT_TAIL_MAX:
+        exact: float = sum(math.comb(n, i) for i in range(k, n + 1)) / (1 << n)
+        return exact
+    if 2 * k <= n:
+        return 1.0 - binomial_half_tail(n, n - k + 1)
+    term = math.comb(n, k)
+    tail = 0
+    for i in range(k, n + 1):
+        tail += term
+        term = term * (n - i) // (i + 1)  # C(n, i + 1)
+        if term * (n - i) < tail >> 80:  # the rest, < term * (n - i), is negligible
+            break
+    p: float = tail / (1 << n)
+    return p
 
 
 def min_discordant_to_reject(level: float) -> int:
@@ -267,9 +300,14 @@ def paired_permutation(
         return PermutationResult(min(1.0, count / (1 << m)), "exact")
     if m <= MONTE_CARLO_MAX:
         return PermutationResult(_sequential_mc(nz, total, extreme, seed, resamples), "monte_carlo")
+    # continuity correction by the largest |difference|: without it the normal tail is
+    # too small for sums of a few dominant (or many equal) differences (up to 1.9x, resp.
+    # 1.2x the level at m = 201); with it the size stays <= the level (tests/reliability/
+    # test_attack_gate.py enumerates both)
     sd = math.sqrt(sum(d * d for d in nz))
-    z = total / sd
-    p = 2 * _normal_sf(abs(z)) if two else _normal_sf(-z)
+    step = max(abs(d) for d in nz)
+    z = (abs(total) - step) / sd if two else (total + step) / sd
+    p = 2 * _normal_sf(max(z, 0.0)) if two else _normal_sf(-z)
     return PermutationResult(min(1.0, p), "normal")
 
 
