@@ -59,6 +59,7 @@ from agenteval.report import stats
 from agenteval.report.percase import CaseAggregate, aggregate_cases, in_dataset_order
 from agenteval.report.sources import case_ids
 from agenteval.rundir import RunHeader, iter_trials, read_header
+from agenteval.runlock import refuse_if_being_written
 
 __all__ = [
     "LEGACY_SAFETY_SCORERS",
@@ -293,10 +294,13 @@ def compare_runs(
     Cases are compared, and listed in the result, in the baseline's ``cases.jsonl`` order
     (then the candidate's, for cases only it has), never in trial-finish order.
 
-    Raises InputError for unusable input: an unreadable run, a run without trials, runs
+    Raises InputError for unusable input: a run another process is still writing (it holds
+    the run's lock; the message names its pid), an unreadable run, a run without trials, runs
     whose ``dataset.sha256`` differ without ``allow_dataset_change``, and everything
     :func:`decide` refuses.
     """
+    for d in (baseline_dir, candidate_dir):  # a verdict on a partial run is not a verdict
+        refuse_if_being_written(d, "agenteval gate")
     b_head, c_head = read_header(baseline_dir), read_header(candidate_dir)
     b_order, c_order = case_ids(baseline_dir), case_ids(candidate_dir)
     base = in_dataset_order(aggregate_cases(iter_trials(baseline_dir)), b_order, c_order)
