@@ -42,3 +42,19 @@ def test_module_exiting_at_import_is_one_line_exit_2(
     assert target in lines[0]
     assert no_traceback([p.stdout, p.stderr])
     assert not (tmp_path / "r" / "trials.jsonl").exists()
+
+
+@pytest.mark.parametrize("style", ["file", "module"])
+def test_tools_module_exiting_at_import_is_one_line_exit_2(tmp_path: Path, style: str) -> None:
+    (tmp_path / "quits.py").write_text(BODIES["exit0"], encoding="utf-8")
+    write_jsonl(tmp_path / "cases.jsonl", [{"id": "a", "input": "hi"}])
+    target = "quits.py" if style == "file" else "quits"
+    p = run_cli(
+        "run", "cases.jsonl", "--agent", "tool-loop", "--endpoint", "http://127.0.0.1:9/v1",
+        "--model", "m", "--tools", target, "--out", "r", cwd=tmp_path,
+    )  # fmt: skip
+    assert p.returncode == EXIT_INPUT, (p.returncode, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and target in lines[0] and "sys.exit(0)" in lines[0], p.stderr
+    assert no_traceback([p.stdout, p.stderr])
+    assert not (tmp_path / "r" / "trials.jsonl").exists()

@@ -261,9 +261,12 @@ def _import_module(target: str) -> ModuleType:
         sys.modules[name] = mod
         try:
             spec.loader.exec_module(mod)
-        except Exception as e:
+        except KeyboardInterrupt:
             sys.modules.pop(name, None)
-            raise InputError(f"importing it raised {type(e).__name__}: {e}", file=target) from None
+            raise
+        except BaseException as e:  # SystemExit too: sys.exit() at import is not a clean load
+            sys.modules.pop(name, None)
+            raise InputError(f"importing it {_raised(e)}", file=target) from None
         return mod
     cwd = os.getcwd()
     if cwd not in sys.path:
@@ -272,10 +275,16 @@ def _import_module(target: str) -> ModuleType:
         return importlib.import_module(target)
     except ImportError as e:
         raise InputError(f"tools module '{target}' cannot be imported ({e})") from None
-    except Exception as e:
-        raise InputError(
-            f"tools module '{target}': importing it raised {type(e).__name__}: {e}"
-        ) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # SystemExit too
+        raise InputError(f"tools module '{target}': importing it {_raised(e)}") from None
+
+
+def _raised(e: BaseException) -> str:
+    if isinstance(e, SystemExit):
+        return f"called sys.exit({e.code!r})"
+    return f"raised {type(e).__name__}: {e}"
 
 
 class ToolSet:
