@@ -427,3 +427,19 @@ def test_captures_take_one_source_per_trial_never_a_mix() -> None:
             pass
         assert t.source == want
         assert t.trajectory() is (a if want == "openai-agents" else b)
+
+
+def test_fake_responses_rejects_a_bad_script(base_url: str) -> None:
+    import urllib.error
+    import urllib.request
+
+    for body in ({"model": "m", "input": "[[call:f [1, 2]]]"}, {"model": "m", "input": 3}):
+        req = urllib.request.Request(
+            f"{base_url}/responses",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=10)
+        assert e.value.code == 400
+        assert "bad Responses API request" in e.value.read().decode()
