@@ -38,6 +38,19 @@ def _verdict(c: ScorerComparison) -> str:
     return c.direction
 
 
+def scorer_cells(c: ScorerComparison) -> tuple[str, str, str, str, str]:
+    """One scorer's row as text, shared by the terminal and the Markdown comment:
+    (baseline, candidate, change, min detectable drop, verdict). Pass rates show as
+    percentages and changes in points; graded means as numbers."""
+    pct = c.kind == "pass/fail"
+    show = fmt_rate if pct else fmt_num
+    change = f"{100 * c.delta:+.1f} pts" if pct else f"{c.delta:+.3f}"
+    mdd = "none" if c.underpowered else "–"
+    if c.min_detectable_drop is not None:
+        mdd = f"{100 * c.min_detectable_drop:.1f} pts"
+    return show(c.baseline), show(c.candidate), change, mdd, _verdict(c)
+
+
 def render_gate(r: GateResult, console: Console) -> None:
     """Print the comparison table, the changed cases, the checks, notes and the verdict."""
     console.print(
@@ -60,15 +73,10 @@ def render_gate(r: GateResult, console: Console) -> None:
         t.add_column(col, justify="left" if col == "test" else "right", no_wrap=True)
     t.add_column("verdict", no_wrap=True)
     for c in r.scorers:
-        pct = c.kind == "pass/fail"
-        show = fmt_rate if pct else fmt_num
-        change = f"{100 * c.delta:+.1f} pts" if pct else f"{c.delta:+.3f}"
-        mdd = "none" if c.underpowered else "–"
-        if c.min_detectable_drop is not None:
-            mdd = f"{100 * c.min_detectable_drop:.1f} pts"
+        base, cand, change, mdd, verdict = scorer_cells(c)
         t.add_row(
-            safe(c.scorer, 60), str(c.paired), show(c.baseline), show(c.candidate), change,
-            _test(c.test), f"{c.p_adjusted:.3g}", mdd, _verdict(c),
+            safe(c.scorer, 60), str(c.paired), base, cand, change,
+            _test(c.test), f"{c.p_adjusted:.3g}", mdd, verdict,
         )  # fmt: skip
     console.print(t)
     console.print(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agenteval.gate_model import GateResult
 from agenteval.pricing import PriceTable
+from agenteval.report.gate_text import scorer_cells
 from agenteval.report.model import Summary
 from agenteval.report.percase import aggregate_cases
 from agenteval.report.sources import load_cases
@@ -135,16 +136,10 @@ def render_gate_markdown(r: GateResult) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for c in r.scorers:
-        pct = c.kind == "pass/fail"
-        show = fmt_rate if pct else fmt_num
-        change = f"{100 * c.delta:+.1f} pts" if pct else f"{c.delta:+.3f}"
-        mdd = "none" if c.underpowered else "–"
-        if c.min_detectable_drop is not None:
-            mdd = f"{100 * c.min_detectable_drop:.1f} pts"
-        verdict = "BLOCKS (safety)" if c.safety_blocks else "BLOCKS" if c.blocks else c.direction
+        base, cand, change, mdd, verdict = scorer_cells(c)
         out.append(
-            f"| {md(c.scorer, 60)} | {c.kind} | {c.paired} | {show(c.baseline)}"
-            f" | {show(c.candidate)} | {change} | {c.p_value:.3g} | {c.p_adjusted:.3g}"
+            f"| {md(c.scorer, 60)} | {c.kind} | {c.paired} | {base}"
+            f" | {cand} | {change} | {c.p_value:.3g} | {c.p_adjusted:.3g}"
             f" | {mdd} | {verdict} |"
         )
     if r.safety_regressions:
