@@ -65,10 +65,10 @@ def register(sub: Any) -> None:
     )
     a.add_argument(
         "--capture",
-        choices=("auto", "otel", "off"),
+        choices=("auto", "otel", "openai-agents", "off"),
         default="auto",
-        help="--agent MODULE:FN: record the agent's OpenTelemetry spans (auto: when"
-        " opentelemetry-sdk is installed; docs/agents/)",
+        help="--agent MODULE:FN: record the agent's OpenTelemetry or OpenAI Agents SDK"
+        " spans (auto: whichever is installed and used; docs/agents/)",
     )
     a.add_argument("--prompt-template", metavar="FILE", help="template with {input}, {context}...")
     tool_loop_args.add_arguments(a)

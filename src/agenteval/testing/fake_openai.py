@@ -4,6 +4,8 @@
 message's content when it is a tool result, else the last user message's content; the
 response carries the request's ``model`` and a ``usage`` block counting words (prompt: all
 message contents; completion: the answer). ``GET /v1/models`` lists one model.
+``POST /v1/responses`` (Responses API) runs a tool loop scripted by ``[[call:NAME JSON]]``
+markers in the user message (:mod:`agenteval.testing.fake_responses`; no faults).
 
 Faults are decided per request, first match wins:
 
@@ -42,6 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from agenteval.testing.fake_responses import response_for
 
 FAULT_KINDS = (
     "429",
@@ -128,6 +132,7 @@ class FakeServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/responses", self._responses)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> FakeServer:
@@ -184,6 +189,18 @@ class FakeServer:
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+    async def _responses(self, request: web.Request) -> web.Response:
+        try:
+            self._n += 1
+            payload = response_for(json.loads(await request.read()), self._n)
+        except (ValueError, TypeError) as e:
+            self.counts["bad_request"] += 1
+            return _error(400, f"bad Responses API request: {e}")
+        self.counts["ok"] += 1
+        if self.config.latency_ms > 0:
+            await asyncio.sleep(self.config.latency_ms / 1000)
+        return _json(200, payload)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:

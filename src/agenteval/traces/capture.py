@@ -2,8 +2,10 @@
 
 A **capture source** watches the agent while a trial runs and hands back a
 :class:`~agenteval.traces.mapping.Trajectory`. Today there is one, :class:`OtelCapture`
-(in-process OpenTelemetry); later sources (an agent SDK's trace processor, an OTLP
-receiver keyed by ``traceparent``, a recording proxy) implement the same two methods.
+(in-process OpenTelemetry) and
+:class:`~agenteval.traces.openai_agents.OpenAIAgentsCapture` (the OpenAI Agents SDK's own
+tracing); later sources (an OTLP receiver keyed by ``traceparent``, a recording proxy)
+implement the same two methods. :class:`Captures` runs several at once.
 
 :class:`OtelCapture` keys spans by *context*, never by time: around each agent call
 :meth:`OtelCapture.trial` sets a context variable holding that trial's span list, and the
@@ -26,14 +28,16 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Protocol
 
 from agenteval.errors import InputError
 from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory, trajectory_from_spans
 
 __all__ = [
+    "CAPTURE_MODES",
     "CaptureSource",
+    "Captures",
     "OtelCapture",
     "TrialCapture",
     "capture_source",
@@ -60,17 +64,90 @@ class CaptureSource(Protocol):
         ...
 
 
-def capture_source(mode: str) -> OtelCapture | None:
-    """The capture for ``mode``. ``auto``: OpenTelemetry capture when ``opentelemetry-sdk``
-    is installed, else none; ``otel``: the same, but an InputError when it is not
-    installed; ``off``: none."""
-    if mode not in ("auto", "otel", "off"):
-        raise InputError(f"capture must be auto, otel or off, got {mode!r}")
-    if mode == "off" or (mode == "auto" and not otel_available()):
+CAPTURE_MODES = ("auto", "otel", "openai-agents", "off")
+"""The values of ``--capture`` / ``PythonAgent(capture=...)``."""
+
+
+def capture_source(mode: str) -> CaptureSource | None:
+    """The capture for ``mode``.
+
+    ``auto``: OpenTelemetry capture when ``opentelemetry-sdk`` is installed, plus OpenAI
+    Agents SDK capture when the agent's code imported the SDK (both: :class:`Captures`);
+    ``otel`` / ``openai-agents``: only that one, an InputError when its package is not
+    installed; ``off``: none.
+    """
+    from agenteval.traces.openai_agents import OpenAIAgentsCapture, sdk_available
+
+    if mode not in CAPTURE_MODES:
+        raise InputError(f"capture must be one of {', '.join(CAPTURE_MODES)}, got {mode!r}")
+    if mode == "off":
         return None
-    if not otel_available():
-        raise InputError("--capture otel needs opentelemetry-sdk: pip install 'agenteval[otel]'")
-    return OtelCapture()
+    if mode == "openai-agents":
+        if not sdk_available():
+            raise InputError(
+                "--capture openai-agents needs openai-agents:"
+                " pip install 'agenteval[openai-agents]'"
+            )
+        return OpenAIAgentsCapture()
+    if mode == "otel":
+        if not otel_available():
+            raise InputError(
+                "--capture otel needs opentelemetry-sdk: pip install 'agenteval[otel]'"
+            )
+        return OtelCapture()
+    sources: list[CaptureSource] = []
+    if sdk_available():
+        sources.append(OpenAIAgentsCapture(only_if_loaded=True))
+    if otel_available():
+        sources.append(OtelCapture())
+    if not sources:
+        return None
+    return sources[0] if len(sources) == 1 else Captures(sources)
+
+
+class _MultiTrial:
+    __slots__ = ("trials",)
+
+    def __init__(self, trials: list[tuple[str, TrialCapture]]) -> None:
+        self.trials = trials
+
+    def pick(self) -> tuple[str, Trajectory]:
+        """The first source's trajectory that has tool calls, else the first non-empty
+        one, else an empty one; with that source's name."""
+        seen = [(name, t.trajectory()) for name, t in self.trials]
+        for name, traj in seen:
+            if traj.tool_calls:
+                return name, traj
+        for name, traj in seen:
+            if not traj.empty:
+                return name, traj
+        return seen[0][0], Trajectory()
+
+    @property
+    def source(self) -> str:
+        """The name of the source :meth:`pick` chooses."""
+        return self.pick()[0]
+
+    def trajectory(self) -> Trajectory:
+        return self.pick()[1]
+
+
+class Captures:
+    """Several capture sources at once. One trial's data comes from one source only, never
+    a mix: the first (in the given order) that saw tool calls, else the first that saw
+    anything (an application traced by both the Agents SDK and OpenTelemetry would
+    otherwise count its calls twice)."""
+
+    name = "auto"
+
+    def __init__(self, sources: list[CaptureSource]) -> None:
+        self.sources = sources
+
+    @contextmanager
+    def trial(self) -> Iterator[_MultiTrial]:
+        """Every source's trial block around the agent call."""
+        with ExitStack() as stack:
+            yield _MultiTrial([(s.name, stack.enter_context(s.trial())) for s in self.sources])
 
 
 def otel_available() -> bool:

@@ -5,11 +5,13 @@ Precedence for ``tool_calls`` (the first that applies wins, never a mix):
 1. ``agent``: the agent returned ``tool_calls`` (even an empty list);
 2. ``transcript``: it returned ``messages`` holding tool calls
    (:func:`agenteval.transcripts.calls_from_messages`);
-3. the capture source's name (``otel``): calls seen by capture while the trial ran.
+3. the capture source's name (``otel``, ``openai-agents``): calls seen by capture while
+   the trial ran.
 
 When agenteval derived the calls (2 or 3), the source is recorded as
-``metadata["trajectory_source"]`` (``transcript`` or ``otel``), unless the agent set that
-key itself; a trial whose calls the agent returned, or that has none, has no such key.
+``metadata["trajectory_source"]`` (``transcript``, ``otel`` or ``openai-agents``), unless
+the agent set that key itself; a trial whose calls the agent returned, or that has none,
+has no such key.
 
 Captured data also fills what the agent did not give: token ``usage`` (only when the
 agent returned none, so tokens are never counted twice), the tool definitions offered
@@ -60,7 +62,7 @@ def watch(source: Any, rec: Recorder) -> Iterator[Seen]:
         except BaseException:
             keep_partial(t.trajectory(), rec)
             raise
-        seen.source = source.name
+        seen.source = getattr(t, "source", source.name)
         seen.trajectory = t.trajectory()
 
 
