@@ -188,11 +188,12 @@ def evaluate(
     ``out`` is the run directory (a new temporary directory when None). Bad input raises
     :class:`agenteval.errors.InputError` before the agent is called.
 
-    ``capture`` (``"auto"``, ``"otel"`` or ``"off"``) is the tool-call capture of a
-    callable or ``"module:function"`` agent, as ``PythonAgent(fn, capture=...)``: ``auto``
-    records the OpenTelemetry spans the agent emits when ``opentelemetry-sdk`` is
-    installed, ``otel`` requires it (InputError otherwise), ``off`` records only what the
-    agent returns. Anything but ``auto`` with an Agent adapter is an InputError.
+    ``capture`` (``"auto"``, ``"otel"``, ``"off"``, or any other mode ``PythonAgent``
+    takes) is the tool-call capture of a callable or ``"module:function"`` agent, passed to
+    ``PythonAgent(fn, capture=...)``: ``auto`` records the spans the agent emits when the
+    capture's package is installed, ``otel`` requires ``opentelemetry-sdk`` (InputError
+    otherwise), ``off`` records only what the agent returns. Anything but ``auto`` with an
+    Agent adapter is an InputError.
 
     ``max_failure_rate`` (a share in [0, 1]): raise :class:`TooManyFailuresError` (which
     holds the written run) when no trial got an answer or more than that share of the
