@@ -300,6 +300,12 @@ def test_cli_records_the_sdk_calls(tmp_path: Path, base_url: str, cli: Any, mode
     assert call["name"] == "find_customer" and call["error"].startswith("Error running tool")
 
 
+_NO_UPLOAD = """\
+from agents.tracing import processors
+
+processors.default_exporter().export = lambda items: None
+"""
+
 _BLOCK = re.compile(r"(?:Save as `(\S+)`:\n\n)?```(\w+)\n(.*?)```", re.S)
 
 
@@ -313,7 +319,14 @@ def test_docs_page_runs_and_records_every_call(tmp_path: Path, base_url: str, cl
         elif lang == "sh":
             commands += [ln.split() for ln in body.splitlines() if ln.startswith("agenteval ")]
     assert files == ["shop_agent.py", "cases.jsonl"] and len(commands) == 1
-    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    # The page's client needs a key, and with a key the SDK's own exporter would upload the
+    # traces to OpenAI: a test-only sitecustomize makes that exporter drop them, so nothing
+    # leaves this machine (agenteval's processor is separate and unaffected).
+    site = tmp_path / "_site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_NO_UPLOAD, encoding="utf-8")
+    path = [str(tmp_path), str(site), os.environ.get("PYTHONPATH", "")]
+    env = {"PYTHONPATH": os.pathsep.join(path)}
     env["OPENAI_BASE_URL"] = base_url
     env["OPENAI_API_KEY"] = "test"
     proc = cli(*commands[0][1:], cwd=tmp_path, env=env)
