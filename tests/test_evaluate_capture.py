@@ -72,7 +72,7 @@ def test_aevaluate_takes_capture_and_a_module_function_string(
 
 
 def test_a_bad_mode_or_capture_with_an_adapter_is_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="capture must be .*everything"):
+    with pytest.raises(InputError, match=r"capture must be .*everything"):
         evaluate(CASES, answer_with_a_tool_span, out=tmp_path / "x", capture="everything")
     adapter = PythonAgent(answer_with_a_tool_span, capture="off")
     with pytest.raises(InputError, match="capture applies to a callable"):
