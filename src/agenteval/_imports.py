@@ -37,12 +37,20 @@ def _import_file(module: str, what: str, label: str) -> ModuleType:
     sys.modules[name] = mod
     try:
         spec.loader.exec_module(mod)
-    except Exception as e:
+    except KeyboardInterrupt:
         sys.modules.pop(name, None)
-        raise InputError(
-            f"{what} '{label}': importing '{module}' raised {type(e).__name__}: {e}"
-        ) from None
+        raise
+    except BaseException as e:  # SystemExit too: sys.exit() at import is not a clean load
+        sys.modules.pop(name, None)
+        raise InputError(_import_failed(what, label, module, e)) from None
     return mod
+
+
+def _import_failed(what: str, label: str, module: str, e: BaseException) -> str:
+    """One line for a module whose import raised ``e`` (``sys.exit`` named as such)."""
+    if isinstance(e, SystemExit):
+        return f"{what} '{label}': importing '{module}' called sys.exit({e.code!r})"
+    return f"{what} '{label}': importing '{module}' raised {type(e).__name__}: {e}"
 
 
 def load_object(target: str, *, what: str, option: str | None = None) -> Any:
@@ -82,10 +90,10 @@ def _import_module(module_name: str, what: str, label: str) -> ModuleType:
         return importlib.import_module(module_name)
     except ImportError as e:
         raise InputError(f"{what} '{label}': cannot import module '{module_name}' ({e})") from None
-    except Exception as e:
-        raise InputError(
-            f"{what} '{label}': importing '{module_name}' raised {type(e).__name__}: {e}"
-        ) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # SystemExit too: sys.exit() at import is not a clean load
+        raise InputError(_import_failed(what, label, module_name, e)) from None
 
 
 def load_callable(target: str, *, what: str, option: str | None = None) -> Any:

@@ -59,13 +59,19 @@ class Run:
         return f"Run({str(self.run_dir)!r}, trials={self.summary.get('trials', '?')})"
 
 
-def _as_agent(agent: AgentLike) -> Agent:
+def _as_agent(agent: AgentLike, capture: str = "auto") -> Agent:
     if all(hasattr(agent, m) for m in ("run", "start", "close", "describe")):
+        if capture != "auto":
+            raise InputError(
+                "capture applies to a callable or 'module:function' agent; give it to"
+                " PythonAgent(fn, capture=...) or leave it out for an Agent adapter",
+                field="capture",
+            )
         return agent  # type: ignore[return-value]
     from agenteval.agents.python import PythonAgent
 
     if isinstance(agent, str) or callable(agent):
-        return PythonAgent(agent)
+        return PythonAgent(agent, capture=capture)
     raise InputError(f"agent must be an Agent, 'module:function' or a callable, got {agent!r}")
 
 
@@ -108,6 +114,7 @@ async def aevaluate(
     judge: Any | None = None,
     prices: dict[str, Any] | None = None,
     max_failure_rate: float | None = None,
+    capture: str = "auto",
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
     from agenteval.report.finish import finish_run
@@ -168,6 +175,7 @@ def evaluate(
     judge: Any | None = None,
     prices: dict[str, Any] | None = None,
     max_failure_rate: float | None = None,
+    capture: str = "auto",
 ) -> Run:
     """Run ``agent`` over ``dataset``, score every trial, and return the run.
 
@@ -179,6 +187,13 @@ def evaluate(
     or with ``ref: null`` when it has none (a function of ``__main__`` or a nested one).
     ``out`` is the run directory (a new temporary directory when None). Bad input raises
     :class:`agenteval.errors.InputError` before the agent is called.
+
+    ``capture`` (``"auto"``, ``"otel"``, ``"off"``, or any other mode ``PythonAgent``
+    takes) is the tool-call capture of a callable or ``"module:function"`` agent, passed to
+    ``PythonAgent(fn, capture=...)``: ``auto`` records the spans the agent emits when the
+    capture's package is installed, ``otel`` requires ``opentelemetry-sdk`` (InputError
+    otherwise), ``off`` records only what the agent returns. Anything but ``auto`` with an
+    Agent adapter is an InputError.
 
     ``max_failure_rate`` (a share in [0, 1]): raise :class:`TooManyFailuresError` (which
     holds the written run) when no trial got an answer or more than that share of the
@@ -231,6 +246,7 @@ _OPTIONS = (
     "limit",
     "judge",
     "prices",
+    "capture",
 )
 
 
@@ -253,6 +269,7 @@ def _session(
     limit: int | None,
     judge: Any | None,
     prices: dict[str, Any] | None,
+    capture: str = "auto",
 ) -> Session:
     out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
     if out is None:
@@ -264,7 +281,7 @@ def _session(
         prices = PriceTable.default().to_dict()
     return Session(
         dataset=dataset,
-        agent=_as_agent(agent),
+        agent=_as_agent(agent, capture),
         scorers=build_scorer_set(config),
         out=out_path,
         settings=RunSettings(concurrency=concurrency, timeout_s=timeout, repeats=repeats),

@@ -56,8 +56,10 @@ from agenteval.gate_model import (
     ScorerComparison,
 )
 from agenteval.report import stats
-from agenteval.report.percase import CaseAggregate, aggregate_cases
+from agenteval.report.percase import CaseAggregate, aggregate_cases, in_dataset_order
+from agenteval.report.sources import case_ids
 from agenteval.rundir import RunHeader, iter_trials, read_header
+from agenteval.runlock import refuse_if_being_written
 
 __all__ = [
     "LEGACY_SAFETY_SCORERS",
@@ -289,13 +291,20 @@ def compare_runs(
 ) -> GateResult:
     """Read two runs (streaming; per case only counters are kept) and :func:`decide`.
 
-    Raises InputError for unusable input: an unreadable run, a run without trials, runs
+    Cases are compared, and listed in the result, in the baseline's ``cases.jsonl`` order
+    (then the candidate's, for cases only it has), never in trial-finish order.
+
+    Raises InputError for unusable input: a run another process is still writing (it holds
+    the run's lock; the message names its pid), an unreadable run, a run without trials, runs
     whose ``dataset.sha256`` differ without ``allow_dataset_change``, and everything
     :func:`decide` refuses.
     """
+    for d in (baseline_dir, candidate_dir):  # a verdict on a partial run is not a verdict
+        refuse_if_being_written(d, "agenteval gate")
     b_head, c_head = read_header(baseline_dir), read_header(candidate_dir)
-    base = aggregate_cases(iter_trials(baseline_dir))
-    cand = aggregate_cases(iter_trials(candidate_dir))
+    b_order, c_order = case_ids(baseline_dir), case_ids(candidate_dir)
+    base = in_dataset_order(aggregate_cases(iter_trials(baseline_dir)), b_order, c_order)
+    cand = in_dataset_order(aggregate_cases(iter_trials(candidate_dir)), b_order, c_order)
     for d, agg in ((baseline_dir, base), (candidate_dir, cand)):
         if not agg:
             raise InputError("the run has no trials to compare", file=d)

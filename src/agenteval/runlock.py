@@ -9,7 +9,9 @@ writer in. The file stays in the run directory and holds, for the message a seco
 sees, the pid, the command and the start time of the process that last took the lock.
 
 Readers (``report``, ``gate``) do not take it: ``run.json`` is replaced atomically and a
-torn last trial line is skipped, so a reader never sees a half-written run.
+torn last trial line is skipped, so a reader never sees a half-written trial. They do
+check it (:meth:`RunLock.holder`): ``gate`` refuses a run still being written (exit 2),
+``report`` says on stderr that it covers only the trials written so far.
 """
 
 from __future__ import annotations

@@ -10,8 +10,10 @@ pydantic, so ``int``, ``str | None``, ``list[str]``, ``Literal[...]``, pydantic 
 dataclasses all work) and its description from a Google-style ``Args:`` entry or a
 ``:param name:`` line. Parameters without a default are ``required``. ``*args`` and
 ``**kwargs`` are not allowed; other arguments are refused (``additionalProperties`` is
-false). Plain functions run in a worker thread; ``async def``
-functions are awaited.
+false). Plain functions run on the tool set's own daemon threads
+(:class:`~agenteval.agents.python.AgentThreads`: one per call in flight, reused when free),
+never the event loop's default pool, so a hung tool holds one thread and delays no other
+case's tools; ``async def`` functions are awaited.
 
 **Calls.** :meth:`ToolSet.call` never raises for a bad call; it returns ``(result, error)``
 with exactly one of them meaningful. The error is the text a model is shown:
@@ -33,7 +35,6 @@ them only after ``start``. Two tools with the same name are an ``InputError``.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import inspect
 import json
@@ -146,8 +147,16 @@ def _strip_titles(schema: Any) -> Any:
     return out
 
 
-def function_tool(fn: ToolFn, name: str | None = None) -> tuple[dict[str, Any], Invoke]:
+RunSync = Callable[..., Awaitable[Any]]
+
+
+def function_tool(
+    fn: ToolFn, name: str | None = None, *, run_sync: RunSync | None = None
+) -> tuple[dict[str, Any], Invoke]:
     """The definition of a Python function as a tool, and a coroutine that runs it.
+
+    A plain (sync) function runs through ``run_sync(fn, **arguments)``; by default on
+    daemon threads of its own (:class:`~agenteval.agents.python.AgentThreads`).
 
     Raises ``InputError`` when the function takes ``*args``/``**kwargs`` or its type hints
     cannot be turned into a JSON Schema.
@@ -185,18 +194,38 @@ def function_tool(fn: ToolFn, name: str | None = None) -> tuple[dict[str, Any], 
         definition["description"] = description
     definition["parameters"] = parameters
     is_async = inspect.iscoroutinefunction(fn)
+    run = run_sync or _OwnThreads().run
 
     async def invoke(arguments: dict[str, Any]) -> Any:
         parsed = model.model_validate(arguments)
         values = {k: getattr(parsed, k) for k in fields}
         if is_async:
             return await fn(**values)
-        result = await asyncio.to_thread(fn, **values)
+        result = await run(fn, **values)
         if inspect.isawaitable(result):
             result = await result
         return result
 
     return definition, invoke
+
+
+class _OwnThreads:
+    """Daemon threads, started with the first call (not the event loop's default pool)."""
+
+    def __init__(self) -> None:
+        self.threads: Any = None  # AgentThreads, imported on first use
+
+    async def run(self, fn: Callable[..., Any], /, **kwargs: Any) -> Any:
+        if self.threads is None:
+            from agenteval.agents.python import AgentThreads
+
+            self.threads = AgentThreads("agenteval-tool")
+        return await self.threads.call(fn, **kwargs)
+
+    def close(self) -> None:
+        if self.threads is not None:
+            self.threads.close()
+            self.threads = None
 
 
 def _jsonable(value: Any) -> Any:
@@ -232,9 +261,12 @@ def _import_module(target: str) -> ModuleType:
         sys.modules[name] = mod
         try:
             spec.loader.exec_module(mod)
-        except Exception as e:
+        except KeyboardInterrupt:
             sys.modules.pop(name, None)
-            raise InputError(f"importing it raised {type(e).__name__}: {e}", file=target) from None
+            raise
+        except BaseException as e:  # SystemExit too: sys.exit() at import is not a clean load
+            sys.modules.pop(name, None)
+            raise InputError(f"importing it {_raised(e)}", file=target) from None
         return mod
     cwd = os.getcwd()
     if cwd not in sys.path:
@@ -243,10 +275,16 @@ def _import_module(target: str) -> ModuleType:
         return importlib.import_module(target)
     except ImportError as e:
         raise InputError(f"tools module '{target}' cannot be imported ({e})") from None
-    except Exception as e:
-        raise InputError(
-            f"tools module '{target}': importing it raised {type(e).__name__}: {e}"
-        ) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # SystemExit too
+        raise InputError(f"tools module '{target}': importing it {_raised(e)}") from None
+
+
+def _raised(e: BaseException) -> str:
+    if isinstance(e, SystemExit):
+        return f"called sys.exit({e.code!r})"
+    return f"raised {type(e).__name__}: {e}"
 
 
 class ToolSet:
@@ -258,6 +296,7 @@ class ToolSet:
         self._checker: ArgumentChecker | None = None
         self._providers: list[ToolProvider] = []
         self._provided: list[str] = []
+        self._sync = _OwnThreads()  # every sync tool of this set runs on these threads
 
     @classmethod
     def from_functions(cls, fns: Iterable[ToolFn]) -> ToolSet:
@@ -281,7 +320,7 @@ class ToolSet:
 
     def add_function(self, fn: ToolFn, name: str | None = None) -> None:
         """Offer one Python function (under ``name``, default its ``__name__``)."""
-        definition, invoke = function_tool(fn, name)
+        definition, invoke = function_tool(fn, name, run_sync=self._sync.run)
         self._add(definition, invoke, "Python function")
 
     def add_provider(self, provider: ToolProvider) -> None:
@@ -322,6 +361,7 @@ class ToolSet:
             self._invoke.pop(name, None)
         self._provided.clear()
         self._checker = None
+        self._sync.close()  # free threads end; a hung one ends when its call returns
         for provider in self._providers:
             await provider.close()
 

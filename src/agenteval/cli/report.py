@@ -10,6 +10,7 @@ refused with exit code 2 before anything is written.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from agenteval.cli._common import console_for
@@ -18,7 +19,8 @@ from agenteval.outpaths import check_out_files
 from agenteval.pricing import load_prices
 from agenteval.report import render_terminal, summarize, write_json, write_junit, write_markdown
 from agenteval.report.html import write_html
-from agenteval.rundir import RUN_FILES
+from agenteval.rundir import RUN_FILES, iter_trials
+from agenteval.runlock import RunLock
 
 
 def register(sub: Any) -> None:
@@ -43,6 +45,21 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def warn_if_being_written(run_dir: str) -> None:
+    """One line on stderr when another process holds the run's lock (the report goes on,
+    over the trials written so far): ``agenteval: warning: run runs/x is still being written
+    (pid 123, 'agenteval run', started ...); this report covers the 7 trials written so far``."""
+    holder = RunLock.holder(run_dir)
+    if holder is None:
+        return
+    n = sum(1 for _ in iter_trials(run_dir))
+    print(
+        f"agenteval: warning: run {run_dir} is still being written ({holder});"
+        f" this report covers the {n} trials written so far",
+        file=sys.stderr,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the summary or write the requested files; 0 on success."""
     console = console_for(args)
@@ -57,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         renamed=("--html",),  # written to FILE.tmp, then renamed over FILE
     )
     wanted = [(k, out) for (k, _), out in zip(given, checked, strict=True)]
+    warn_if_being_written(args.run_dir)
     if not wanted:
         render_terminal(summarize(args.run_dir, prices=prices), console)
         return EXIT_OK

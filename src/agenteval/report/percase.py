@@ -130,6 +130,26 @@ def aggregate_cases(records: Iterable[TrialRecord]) -> dict[str, CaseAggregate]:
     return out
 
 
+def in_dataset_order(
+    per_case: Mapping[str, CaseAggregate], *orders: Iterable[str]
+) -> dict[str, CaseAggregate]:
+    """``per_case`` re-keyed in the order of the first of ``orders`` that names each case id
+    (the dataset's ``cases.jsonl`` order), then any case no order names, in first-seen order.
+
+    Trials are written in finish order, which varies from run to run; case lists built from
+    the result (newly failing cases, safety regressions) then read the same every time.
+    """
+    out: dict[str, CaseAggregate] = {}
+    for order in orders:
+        for cid in order:
+            agg = per_case.get(cid)
+            if agg is not None and cid not in out:
+                out[cid] = agg
+    for cid, agg in per_case.items():
+        out.setdefault(cid, agg)
+    return out
+
+
 def case_scores(per_case: Mapping[str, CaseAggregate], name: str) -> list[CaseScore]:
     """One scorer's per-case results (cases that carry it), for case-clustered intervals."""
     return [cs for agg in per_case.values() if (cs := agg.scores.get(name)) is not None]

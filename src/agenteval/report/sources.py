@@ -33,6 +33,27 @@ def load_cases(run_dir: str | Path) -> dict[str, Case] | None:
     return out
 
 
+def case_ids(run_dir: str | Path) -> list[str]:
+    """The case ids of the run's ``cases.jsonl`` snapshot in file (dataset) order; an empty
+    list when the run has no snapshot. Lines that are not objects with a string ``id`` are
+    skipped (ordering only; :func:`load_cases` validates)."""
+    path = cases_path(run_dir)
+    if not path.exists():
+        return []
+    ids: list[str] = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                obj = from_json(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+                ids.append(obj["id"])
+    return ids
+
+
 def price_table_of(header: RunHeader) -> PriceTable:
     """The run's recorded price table over the defaults (defaults when none recorded)."""
     table = PriceTable.default()
