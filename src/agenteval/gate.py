@@ -1,5 +1,8 @@
 """The release gate: compare a candidate run with a baseline, case by case (SPEC §8).
 
+This module is the **paired** gate; runs that share no case id (or ``mode="unpaired"``)
+go to the unpaired gate, :mod:`agenteval.gate_unpaired` (see :func:`compare_runs`).
+
 Cases are paired by id and compared as cases, never as trials: with repeats, a case's
 value for a scorer is the mean over its applicable repeats, it *passed* only when every
 applicable repeat passed, it *failed* a scorer when some applicable repeat failed, it was
@@ -37,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agenteval.errors import InputError
 from agenteval.gate_checks import (
@@ -55,6 +58,7 @@ from agenteval.gate_model import (
     SafetyRegression,
     ScorerComparison,
 )
+from agenteval.gate_unpaired import decide_unpaired
 from agenteval.report import stats
 from agenteval.report.percase import CaseAggregate, aggregate_cases, in_dataset_order
 from agenteval.report.sources import case_ids
@@ -116,7 +120,10 @@ def decide(
         raise InputError(f"--alpha must be within (0, 1), got {alpha}")
     shared = [cid for cid in base if cid in cand]
     if not shared:
-        raise InputError("the runs share no case id; nothing to compare")
+        raise InputError(
+            "the runs share no case id; nothing to pair (without --paired they are compared"
+            " as two independent samples)"
+        )
     names = list(
         dict.fromkeys(chain.from_iterable(a.scores for a in (*base.values(), *cand.values())))
     )
@@ -288,8 +295,13 @@ def compare_runs(
     max_drop: Mapping[str, float] | None = None,
     allow_dataset_change: bool = False,
     allow_underpowered: bool = False,
+    mode: Literal["auto", "paired", "unpaired"] = "auto",
 ) -> GateResult:
-    """Read two runs (streaming; per case only counters are kept) and :func:`decide`.
+    """Read two runs (streaming; per case only counters are kept) and :func:`decide`, or
+    :func:`agenteval.gate_unpaired.decide_unpaired` when ``mode`` is ``"unpaired"``, or
+    ``"auto"`` and the runs share no case id (the result's ``mode_reason`` says which). The
+    unpaired gate compares two samples that are meant to differ: the dataset check below
+    does not apply to it.
 
     Cases are compared, and listed in the result, in the baseline's ``cases.jsonl`` order
     (then the candidate's, for cases only it has), never in trial-finish order.
@@ -308,6 +320,21 @@ def compare_runs(
     for d, agg in ((baseline_dir, base), (candidate_dir, cand)):
         if not agg:
             raise InputError("the run has no trials to compare", file=d)
+    safety = safety_scorer_names(b_head) | safety_scorer_names(c_head)
+    shared = sum(cid in cand for cid in base)
+    if mode == "unpaired" or (mode == "auto" and not shared):
+        why = (
+            f"--unpaired: compared as two independent samples ({shared} shared case id(s)"
+            " not paired)"
+            if mode == "unpaired"
+            else "the runs share no case id: compared as two independent samples (unpaired;"
+            " --paired refuses instead)"
+        )
+        return decide_unpaired(
+            base, cand, alpha=alpha, max_drop=max_drop, safety=safety,
+            allow_underpowered=allow_underpowered, baseline_run=b_head.run_id,
+            candidate_run=c_head.run_id, mode_reason=why,
+        )  # fmt: skip
     b_sha, c_sha = b_head.dataset.sha256, c_head.dataset.sha256
     if b_sha and c_sha and b_sha != c_sha and not allow_dataset_change:
         raise InputError(
@@ -320,7 +347,7 @@ def compare_runs(
         cand,
         alpha=alpha,
         max_drop=max_drop,
-        safety=safety_scorer_names(b_head) | safety_scorer_names(c_head),
+        safety=safety,
         allow_dataset_change=allow_dataset_change,
         allow_underpowered=allow_underpowered,
         dataset_changed=_dataset_changed(b_head, c_head, set(base), set(cand)),

@@ -13,6 +13,11 @@ from pydantic import BaseModel, Field, computed_field
 
 from agenteval.errors import EXIT_BLOCKED, EXIT_OK, EXIT_UNDERPOWERED
 
+UNPAIRED_METHOD = (
+    "Unpaired: Holm step-down over one-sided two-sample tests (Fisher's exact test for"
+    " pass/fail scorers, failed trials and answered cases; permutation test on the means"
+    " for graded scorers): family-wise false-block rate <= alpha"
+)
 HOLM_METHOD = (
     "Holm step-down over one-sided exact tests (every scorer, failed trials, answered"
     " cases): family-wise false-block rate <= alpha"
@@ -53,6 +58,8 @@ class ScorerComparison(BaseModel):
     )
     newly_failing: list[str] = Field(default_factory=list)
     newly_passing: list[str] = Field(default_factory=list)
+    baseline_n: int = Field(0, description="Unpaired gate: baseline cases where it applied.")
+    candidate_n: int = Field(0, description="Unpaired gate: candidate cases where it applied.")
 
     @property
     def direction(self) -> str:
@@ -84,6 +91,8 @@ class FailureComparison(BaseModel):
     candidate_failed: int
     newly_failed: list[str] = Field(default_factory=list)
     recovered: list[str] = Field(default_factory=list)
+    baseline_cases: int = Field(0, description="Unpaired gate: the baseline's cases.")
+    candidate_cases: int = Field(0, description="Unpaired gate: the candidate's cases.")
     test: str = "mcnemar_one_sided"
     p_value: float = 1.0
     p_adjusted: float = 1.0
@@ -98,6 +107,8 @@ class CoverageComparison(BaseModel):
     candidate_answered: int
     newly_unanswered: list[str] = Field(default_factory=list)
     newly_answered: list[str] = Field(default_factory=list)
+    baseline_cases: int = Field(0, description="Unpaired gate: the baseline's cases.")
+    candidate_cases: int = Field(0, description="Unpaired gate: the candidate's cases.")
     test: str = "mcnemar_one_sided"
     p_value: float = 1.0
     p_adjusted: float = 1.0
@@ -111,10 +122,39 @@ class CoverageComparison(BaseModel):
     )
 
 
+class UnpairedSafety(BaseModel):
+    """Unpaired gate: one safety scorer's failure rates (see :mod:`agenteval.gate_unpaired`)."""
+
+    scorer: str
+    baseline_failed: int
+    baseline_checked: int = Field(description="Baseline cases where it gave pass or fail.")
+    candidate_failed: int
+    candidate_checked: int
+    test: str = "fisher_one_sided"
+    p_value: float = Field(1.0, description="One-sided: a higher failure rate (not Holm).")
+    rule: Literal["", "none in baseline", "higher rate"] = Field(
+        "", description="Which safety rule blocks, if any."
+    )
+    blocks: bool = False
+    failing_cases: list[str] = Field(
+        default_factory=list, description="The candidate's cases failing it."
+    )
+
+
 class GateResult(BaseModel):
     """What the gate decided and why."""
 
     blocked: bool
+    mode: Literal["paired", "unpaired"] = Field(
+        "paired", description="Cases paired by id, or two independent samples."
+    )
+    mode_reason: str = Field("", description="Why unpaired (said in the output).")
+    baseline_cases: int = Field(0, description="Unpaired gate: cases in the baseline.")
+    candidate_cases: int = Field(0, description="Unpaired gate: cases in the candidate.")
+    power: float | None = Field(
+        None, description="Unpaired gate: the power at which min_detectable_drop is stated."
+    )
+    unpaired_safety: list[UnpairedSafety] = Field(default_factory=list)
     underpowered: bool = Field(
         False, description="Every compared scorer is underpowered (or none was compared)."
     )

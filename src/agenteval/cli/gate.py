@@ -4,13 +4,18 @@
 new safety failure; a significant drop beyond the allowed one; significantly more failed
 trials; significantly fewer answered cases, or none; baseline cases missing from the
 candidate without --allow-dataset-change), 3 when it is not blocked but no compared scorer
-has enough paired cases for any drop to be significant (unless --allow-underpowered),
+has enough cases for any drop to be significant (unless --allow-underpowered),
 0 otherwise; 2 for unusable input (e.g. runs over different datasets without
 --allow-dataset-change, or a --json/--markdown path that is a directory, has no existing
 folder, or is one of either run's own files) and 5 when --json or --markdown cannot be
-written. Outputs are written before the verdict
-is printed. ``compare`` prints the runs' headline numbers side by side and never gates.
-"""
+written. Outputs are written before the verdict is printed.
+
+Runs that share no case id (two windows of production traffic) are compared as two
+independent samples, and the output says so: two-sample tests per scorer, the same Holm
+family and exit codes, a safety rule on failure rates, and a minimum detectable drop at 80%
+power (exit 3 when no scorer could detect even a drop to 0). --unpaired forces this for
+runs that share cases; --paired refuses runs that share none (exit 2).
+``compare`` prints the runs' headline numbers side by side and never gates."""
 
 from __future__ import annotations
 
@@ -73,6 +78,24 @@ def register(sub: Any) -> None:
         action="store_true",
         help="exit 0 instead of 3 when too few cases are paired for any drop to show",
     )
+    pairing = g.add_mutually_exclusive_group()
+    pairing.add_argument(
+        "--unpaired",
+        dest="mode",
+        action="store_const",
+        const="unpaired",
+        default="auto",
+        help="compare the runs as two independent samples of cases (two-sample tests),"
+        " shared case ids or not; automatic when they share no case id",
+    )
+    pairing.add_argument(
+        "--paired",
+        dest="mode",
+        action="store_const",
+        const="paired",
+        help="always pair cases by id: runs that share no case id are an input error"
+        " (exit 2) instead of an unpaired comparison",
+    )
     g.add_argument("--json", metavar="FILE", help="also write the verdict as JSON")
     g.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
     g.set_defaults(func=run_gate)
@@ -113,6 +136,7 @@ def run_gate(args: argparse.Namespace) -> int:
         max_drop=parse_max_drop(args.max_drop),
         allow_dataset_change=args.allow_dataset_change,
         allow_underpowered=args.allow_underpowered,
+        mode=args.mode,
     )
     outputs: list[tuple[str, str, str]] = []
     if args.json:

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval.gate_model import GateResult, ScorerComparison
+from agenteval.report.gate_unpaired_text import render_unpaired
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, safe
 
 MAX_LISTED = 20
@@ -52,7 +53,11 @@ def scorer_cells(c: ScorerComparison) -> tuple[str, str, str, str, str]:
 
 
 def render_gate(r: GateResult, console: Console) -> None:
-    """Print the comparison table, the changed cases, the checks, notes and the verdict."""
+    """Print the comparison table, the changed cases, the checks, notes and the verdict
+    (the unpaired gate's: :func:`agenteval.report.gate_unpaired_text.render_unpaired`)."""
+    if r.mode == "unpaired":
+        render_unpaired(r, console)
+        return
     console.print(
         Text(
             f"gate: baseline {clean(r.baseline_run)} vs candidate {clean(r.candidate_run)}"

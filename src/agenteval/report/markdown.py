@@ -15,6 +15,7 @@ from pathlib import Path
 from agenteval.gate_model import GateResult
 from agenteval.pricing import PriceTable
 from agenteval.report.gate_text import scorer_cells
+from agenteval.report.gate_unpaired_text import render_unpaired_markdown
 from agenteval.report.model import Summary
 from agenteval.report.percase import aggregate_cases
 from agenteval.report.sources import load_cases
@@ -118,7 +119,10 @@ def _md_ids(ids: list[str], limit: int = 10) -> str:
 
 def render_gate_markdown(r: GateResult) -> str:
     """A gate verdict as a pull-request comment: verdict, reasons, scorer table, safety
-    regressions, failed and answered cases, missing cases, notes, and the method."""
+    regressions, failed and answered cases, missing cases, notes, and the method (the
+    unpaired gate's: :func:`agenteval.report.gate_unpaired_text.render_unpaired_markdown`)."""
+    if r.mode == "unpaired":
+        return render_unpaired_markdown(r)
     b_id = clean(r.baseline_run, 40).replace("`", "")
     c_id = clean(r.candidate_run, 40).replace("`", "")
     out = [f"### agenteval gate: {r.verdict}", ""]
