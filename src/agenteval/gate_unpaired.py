@@ -134,8 +134,9 @@ def decide_unpaired(
         raise InputError(
             f"--alpha {alpha:g} is too small: alpha / {r.family_size} tests is 0 in floating point"
         )
+    cache: two_sample.CriticalCache = {}
     r.scorers = [
-        _compare_scorer(name, b, c, drops.get(name, 0.0), level)
+        _compare_scorer(name, b, c, drops.get(name, 0.0), level, cache)
         for name, (b, c) in compared.items()
     ]
     r.failures = _compare_failures(base, cand)
@@ -171,7 +172,12 @@ def _rate(k: int, n: int) -> float:
 
 
 def _compare_scorer(
-    name: str, b: list[CaseScore], c: list[CaseScore], allowed: float, level: float
+    name: str,
+    b: list[CaseScore],
+    c: list[CaseScore],
+    allowed: float,
+    level: float,
+    cache: two_sample.CriticalCache,
 ) -> ScorerComparison:
     """One scorer's two samples: Fisher (pass/fail) or permutation (graded), raw p-value,
     and its minimum detectable drop at ``level`` (the strictest Holm level)."""
@@ -182,7 +188,7 @@ def _compare_scorer(
         x2 = sum(s.passed == s.applicable for s in c)
         base, cand = x1 / n1, x2 / n2
         p, test = two_sample.fisher_one_sided(x1, n1, x2, n2), "fisher_one_sided"
-        mdd = two_sample.fisher_min_detectable_drop(n1, n2, base, level, allowed)
+        mdd = two_sample.fisher_min_detectable_drop(n1, n2, base, level, allowed, cache=cache)
     else:
         bv, cv = [s.mean or 0.0 for s in b], [s.mean or 0.0 for s in c]
         base, cand = sum(bv) / n1, sum(cv) / n2

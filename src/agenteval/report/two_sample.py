@@ -126,18 +126,21 @@ def best_case_log_p(n1: int, n2: int) -> float:
     return -log_comb(n1 + n2, n2)
 
 
-def binomial_pmf(n: int, p: float) -> list[float]:
-    """P[Binomial(n, p) = k] for k = 0..n."""
+def log_combs(n: int) -> list[float]:
+    """log C(n, k) for k = 0..n."""
+    lg = math.lgamma(n + 1)
+    return [lg - math.lgamma(k + 1) - math.lgamma(n - k + 1) for k in range(n + 1)]
+
+
+def binomial_pmf(n: int, p: float, logc: Sequence[float] | None = None) -> list[float]:
+    """P[Binomial(n, p) = k] for k = 0..n (``logc``: :func:`log_combs` of n, if at hand)."""
     if p <= 0.0:
         return [1.0] + [0.0] * n
     if p >= 1.0:
         return [0.0] * n + [1.0]
     lp, lq = math.log(p), math.log1p(-p)
-    lg = math.lgamma(n + 1)
-    return [
-        math.exp(lg - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq)
-        for k in range(n + 1)
-    ]
+    logc = logc if logc is not None else log_combs(n)
+    return [math.exp(logc[k] + k * lp + (n - k) * lq) for k in range(n + 1)]
 
 
 def fisher_critical(n1: int, n2: int, level: float, allowed: float, x1s: range) -> dict[int, int]:
@@ -168,32 +171,54 @@ def fisher_critical(n1: int, n2: int, level: float, allowed: float, x1s: range) 
     return out
 
 
-def fisher_power(pmf1: Sequence[float], n2: int, p2: float, critical: dict[int, int]) -> float:
+def fisher_power(
+    pmf1: Sequence[float],
+    n2: int,
+    p2: float,
+    critical: dict[int, int],
+    logc2: Sequence[float] | None = None,
+) -> float:
     """P[the gate blocks] when the baseline's passes follow ``pmf1`` (restricted to the
     keys of ``critical``) and the candidate's are Binomial(n2, p2)."""
-    cdf2 = list(itertools.accumulate(binomial_pmf(n2, p2)))
+    cdf2 = list(itertools.accumulate(binomial_pmf(n2, p2, logc2)))
     return sum(pmf1[x1] * cdf2[c] for x1, c in critical.items() if c >= 0)
 
 
+CriticalCache = dict[tuple[int, int, float, float], dict[int, int]]
+"""Critical values already computed, by (n1, n2, level, allowed): scorers of one gate
+mostly share their sample sizes."""
+
+
 def fisher_min_detectable_drop(
-    n1: int, n2: int, p1: float, level: float, allowed: float = 0.0, power: float = POWER
+    n1: int,
+    n2: int,
+    p1: float,
+    level: float,
+    allowed: float = 0.0,
+    power: float = POWER,
+    cache: CriticalCache | None = None,
 ) -> float | None:
     """The smallest drop d (pass rate p1 in the baseline, p1 - d in the candidate) that the
     gate blocks with probability >= ``power``: Fisher's test at ``level`` with the observed
     drop beyond ``allowed``. Exact up to the bisection's step (p1 / 4096, rounded up, so
-    the power at the returned drop is at least ``power``). None when not even p1 -> 0
-    reaches ``power``."""
+    the power at the returned drop is at least ``power``); baseline pass counts with
+    probability below 1e-15 are left out. None when not even p1 -> 0 reaches ``power``."""
     if n1 == 0 or n2 == 0 or p1 <= 0.0:
         return None
     pmf1 = binomial_pmf(n1, p1)
     mass = [k for k, v in enumerate(pmf1) if v > 1e-15]
-    critical = fisher_critical(n1, n2, level, allowed, range(mass[0], mass[-1] + 1))
-    if fisher_power(pmf1, n2, 0.0, critical) < power:
+    known = (cache if cache is not None else {}).setdefault((n1, n2, level, allowed), {})
+    missing = [x for x in range(mass[0], mass[-1] + 1) if x not in known]
+    if missing:
+        known.update(fisher_critical(n1, n2, level, allowed, range(missing[0], missing[-1] + 1)))
+    critical = {x: known[x] for x in range(mass[0], mass[-1] + 1)}
+    logc2 = log_combs(n2)
+    if fisher_power(pmf1, n2, 0.0, critical, logc2) < power:
         return None
     lo, hi = 0.0, p1
     for _ in range(12):
         mid = (lo + hi) / 2
-        if fisher_power(pmf1, n2, p1 - mid, critical) >= power:
+        if fisher_power(pmf1, n2, p1 - mid, critical, logc2) >= power:
             hi = mid
         else:
             lo = mid
@@ -283,7 +308,7 @@ def two_sample_permutation(
 
         p = _sequential_mc(pooled, m, extreme, seed, resamples)
         return PermutationResult(p, "monte_carlo")
-    return PermutationResult(_normal_lower_tail(pooled, n2, obs), "normal")
+    return PermutationResult(edgeworth_lower_tail(obs, split_moments(pooled, n2)), "normal")
 
 
 def _skewness(values: Sequence[float]) -> float:
@@ -295,18 +320,24 @@ def _skewness(values: Sequence[float]) -> float:
     return abs(m3) / (m2 * math.sqrt(m2)) if m2 > 0 else 0.0
 
 
-def _normal_lower_tail(pooled: Sequence[float], n2: int, obs: float) -> float:
-    """P[candidate sum <= obs] over random splits: the normal approximation with the exact
-    mean, variance and third cumulant of a sample total drawn without replacement (an
-    Edgeworth term for the skewness), continuity-corrected by the range of the values."""
+def split_moments(pooled: Sequence[float], n2: int) -> tuple[float, float, float, float]:
+    """(mean, variance, skewness) of the sum of ``n2`` values drawn without replacement
+    from ``pooled`` (exact: the sample total's first three cumulants), and the range of the
+    values (the most one swap of cases can move that sum)."""
     big_n = len(pooled)
     mean = sum(pooled) / big_n
     mu2 = sum((v - mean) ** 2 for v in pooled) / big_n
     mu3 = sum((v - mean) ** 3 for v in pooled) / big_n
     var = n2 * (big_n - n2) / (big_n - 1) * mu2
     k3 = n2 * (big_n - n2) * (big_n - 2 * n2) / ((big_n - 1) * (big_n - 2)) * mu3
-    skew = k3 / (var * math.sqrt(var))
-    z = (obs - n2 * mean + (max(pooled) - min(pooled))) / math.sqrt(var)
+    return n2 * mean, var, k3 / (var * math.sqrt(var)), max(pooled) - min(pooled)
+
+
+def edgeworth_lower_tail(obs: float, moments: tuple[float, float, float, float]) -> float:
+    """P[sum <= obs] by the normal approximation with one Edgeworth term for the skewness,
+    continuity-corrected by the values' range (``moments``: :func:`split_moments`)."""
+    mean, var, skew, step = moments
+    z = (obs - mean + step) / math.sqrt(var)
     phi = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
     return max(0.0, min(1.0, normal_sf(-z) - skew / 6 * (z * z - 1) * phi))
 
@@ -318,9 +349,18 @@ def _sequential_mc(
     SEQUENTIAL_STOP-th split as extreme as observed (after L draws, p = SEQUENTIAL_STOP /
     L); otherwise, with k such splits in ``resamples``, p = (k + 1) / (resamples + 1)."""
     rng = random.Random(seed)
+    rand = rng.random
+    values = list(pooled)
+    n = len(values)
     count = 0
     for drawn in range(1, resamples + 1):
-        if extreme(sum(rng.sample(pooled, m))):
+        # a partial Fisher-Yates shuffle: values[:m] is a uniformly random m-subset
+        s = 0.0
+        for i in range(m):
+            j = i + int(rand() * (n - i))
+            values[i], values[j] = values[j], values[i]
+            s += values[i]
+        if extreme(s):
             count += 1
             if count == SEQUENTIAL_STOP:
                 return SEQUENTIAL_STOP / drawn
