@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_gate import write_run
 
 from agenteval.errors import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, EXIT_UNDERPOWERED, InputError
 from agenteval.gate import compare_runs
@@ -17,6 +16,7 @@ from agenteval.report import stats, two_sample
 from agenteval.report.markdown import ZWJ, render_gate_markdown
 from agenteval.score import Score
 from agenteval.trial import Trial
+from test_gate import write_run
 
 Make = Callable[..., Path]
 SAFETY = [{"name": "no_leak", "safety": True}, {"name": "exact_match"}]
@@ -58,8 +58,8 @@ def test_runs_sharing_no_case_are_compared_unpaired_and_the_output_says_so(
     assert em["p_value"] == two_sample.fisher_one_sided(180, 200, 126, 180)
     assert em["delta"] == pytest.approx(0.7 - 0.9) and em["blocks"]
     mdd = two_sample.fisher_min_detectable_drop(200, 180, 0.9, 0.05 / 3)
-    assert em["min_detectable_drop"] == mdd and v["power"] == 0.8
-    assert f"{100 * mdd:.1f} pts" in proc.stdout  # type: ignore[operator]
+    assert mdd is not None and em["min_detectable_drop"] == mdd and v["power"] == 0.8
+    assert f"{100 * mdd:.1f} pts" in proc.stdout
     assert "exact_match dropped 0.200" in proc.stdout
 
 

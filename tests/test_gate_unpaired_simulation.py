@@ -20,12 +20,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from test_gate_simulation import _write
-
 from agenteval.gate_unpaired import decide_unpaired
 from agenteval.report import stats
 from agenteval.report.percase import aggregate_cases
 from agenteval.rundir import iter_trials
+from test_gate_simulation import _write
 
 ALPHA = 0.05
 Z99 = 2.5758293035489
