@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
     g.add_argument(
         "--allow-underpowered",
         action="store_true",
-        help="exit 0 instead of 3 when too few cases are paired for any drop to show",
+        help="exit 0 instead of 3 when the runs have too few cases for any drop to show",
     )
     pairing = g.add_mutually_exclusive_group()
     pairing.add_argument(
