@@ -88,6 +88,9 @@ def test_no_change_passes_and_an_allowed_drop_is_not_blocked(window: Make) -> No
     base, cand = window(_em(200, 160), "w1"), window(_em(200, 158), "w2")
     r = compare_runs(base, cand)
     assert r.mode == "unpaired" and r.exit_code == EXIT_OK and not r.blocked
+    # a scorer only one run has is not compared
+    only = window([{"exact_match": 1.0, "new_check": 1.0}] * 200, "w9")
+    assert compare_runs(base, only).not_compared == ["new_check"]
     worse = window(_em(200, 130), "w3")
     assert compare_runs(base, worse).blocked
     r = compare_runs(base, worse, max_drop={"exact_match": 0.2})
@@ -192,9 +195,12 @@ def test_a_silenced_safety_scorer_blocks_and_a_partial_one_is_a_note(
     r = compare_runs(base, partly)
     assert not r.blocked and r.safety_unchecked == {"no_leak": ["w2-0", "w2-1", "w2-2"]}
     assert any("on 3 answered candidate case(s)" in n for n in r.notes)
+    # the scorer deciding it does not apply is a result, not a silenced check
+    r = compare_runs(base, _errored_run(tmp_path / "na", 50, errored=range(50), kind="n/a"))
+    assert r.safety_unchecked == {} and not r.safety_unchecked_blocks
 
 
-def _errored_run(run_dir: Path, n: int, errored: range) -> Path:
+def _errored_run(run_dir: Path, n: int, errored: range, kind: str = "error") -> Path:
     from agenteval.case import Case
     from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
 
@@ -204,7 +210,13 @@ def _errored_run(run_dir: Path, n: int, errored: range) -> Path:
     with RunWriter.create(run_dir, header) as w:
         write_cases(run_dir, [Case(id=f"w2-{i}", input="q") for i in range(n)])
         for i in range(n):
-            leak = Score(None, "judge failed", error="HTTP 500") if i in errored else Score(1.0, "")
+            leak = Score(1.0, "clean")
+            if i in errored:
+                leak = (
+                    Score(None, "judge failed", error="HTTP 500")
+                    if kind == "error"
+                    else Score(None, "nothing to check")
+                )
             w.append(
                 Trial(case_id=f"w2-{i}", output="x"),
                 {"no_leak": leak, "exact_match": Score(1.0, "ok")},

@@ -29,10 +29,10 @@ worse?" of two independent samples of cases (two windows of traffic share no cas
   the normal approximation of the same permutation distribution with its exact mean,
   variance and third cumulant (one Edgeworth term), continuity-corrected by the range of
   the pooled values (the most one swap of cases can move the sum). Its size, enumerated
-  exactly on 0/1 values (the most skewed case) for samples of 201 to 20,000 cases, is at
-  most the level for every level >= 1e-6 (up to 1.6 times the level at 1e-8): see
-  tests/report/test_two_sample.py. Without the skewness term it reached 1.9 times the
-  level at 1e-4.
+  exactly on 0/1 values (where the permutation distribution is hypergeometric) for
+  samples of 201 to 20,000 cases, is at most the level for every level >= 1e-6 (up to 1.6
+  times the level at 1e-8); tests/report/test_two_sample.py enumerates five of them.
+  Without the skewness term it reached 1.9 times the level at 1e-4.
 - **Minimum detectable drop of a graded scorer** (:func:`shift_min_detectable_drop`): the
   normal approximation for a shift of the candidate's values, with the baseline's
   standard deviation: max(allowed, z_level * se) + z_power * se, se = sd * sqrt(1/n1 +
