@@ -205,3 +205,19 @@ def test_shift_min_detectable_drop_hand_computed() -> None:
 def test_normal_quantiles() -> None:
     assert ts.normal_isf(0.025) == pytest.approx(1.959963984540054, abs=1e-9)
     assert ts.normal_isf(0.2) == pytest.approx(0.8416212335729143, abs=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    bn=st.integers(1, 3000),
+    cn=st.integers(1, 3000),
+    fb=st.floats(0, 1),
+    fc=st.floats(0, 1),
+    level=st.sampled_from([0.05, 0.05 / 14, 1e-4]),
+)
+def test_stopping_early_never_changes_which_side_of_the_level_p_is_on(
+    bn: int, cn: int, fb: float, fc: float, level: float
+) -> None:
+    bg, cg = round(fb * bn), round(fc * cn)
+    full = ts.fisher_one_sided(bg, bn, cg, cn)
+    assert (ts.fisher_one_sided(bg, bn, cg, cn, stop_above=level) <= level) == (full <= level)

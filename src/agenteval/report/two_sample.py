@@ -66,13 +66,16 @@ def log_comb(n: int, k: int) -> float:
     return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
-def hypergeom_cdf(k: int, total: int, good: int, draws: int) -> float:
+def hypergeom_cdf(k: int, total: int, good: int, draws: int, stop_above: float = math.inf) -> float:
     """P[X <= k] for X the good items among ``draws`` drawn without replacement from
     ``total`` items of which ``good`` are good.
 
     The tail on the side of ``k`` away from the mode is summed outward from ``k`` (terms
     decrease there), so a small p-value costs a few terms and has a small relative error;
-    a ``k`` past the mode goes through the complement 1 - P[X >= k + 1].
+    a ``k`` past the mode goes through the complement 1 - P[X >= k + 1]. With
+    ``stop_above``, summing a lower tail stops as soon as its side of ``stop_above`` is
+    known (the partial sum exceeds it, or the bound on the rest keeps it below): the result
+    is then only on the right side of ``stop_above``, for "is p <= level?".
     """
     if not 0 <= good <= total or not 0 <= draws <= total:
         raise ValueError(f"need 0 <= good, draws <= total, got {good}, {draws}, {total}")
@@ -90,8 +93,12 @@ def hypergeom_cdf(k: int, total: int, good: int, draws: int) -> float:
     if k <= mode:
         term = math.exp(log_pmf(k))
         tail, j = term, k
-        while j > lo and term > tail * _NEGLIGIBLE:
-            term *= j * (bad - draws + j) / ((good - j + 1) * (draws - j + 1))
+        while j > lo and term > tail * _NEGLIGIBLE and tail <= stop_above:
+            ratio = j * (bad - draws + j) / ((good - j + 1) * (draws - j + 1))
+            # the ratios fall as j does (log-concave), so the rest is < term * r / (1 - r)
+            if ratio < 1 and tail + term * ratio / (1 - ratio) <= stop_above < math.inf:
+                break
+            term *= ratio
             tail += term
             j -= 1
         return min(1.0, tail)
@@ -104,20 +111,23 @@ def hypergeom_cdf(k: int, total: int, good: int, draws: int) -> float:
     return max(0.0, 1.0 - tail)
 
 
-def fisher_one_sided(base_good: int, base_n: int, cand_good: int, cand_n: int) -> float:
+def fisher_one_sided(
+    base_good: int, base_n: int, cand_good: int, cand_n: int, stop_above: float = math.inf
+) -> float:
     """One-sided Fisher exact p-value that the candidate's rate of good outcomes (passes,
     answered cases, cases without a failed trial) is lower than the baseline's.
 
     p = P[X <= cand_good], X hypergeometric: ``cand_n`` cases drawn from the pooled
     ``base_n + cand_n``, of which ``base_good + cand_good`` are good. 1.0 when either
     sample is empty. The smallest possible value, every baseline case good and every
-    candidate case not, is 1 / C(base_n + cand_n, cand_n).
+    candidate case not, is 1 / C(base_n + cand_n, cand_n). ``stop_above``: see
+    :func:`hypergeom_cdf` (for "is p <= level?" only).
     """
     if not (0 <= base_good <= base_n and 0 <= cand_good <= cand_n):
         raise ValueError("need 0 <= good <= n in both samples")
     if base_n == 0 or cand_n == 0:
         return 1.0
-    return hypergeom_cdf(cand_good, base_n + cand_n, base_good + cand_good, cand_n)
+    return hypergeom_cdf(cand_good, base_n + cand_n, base_good + cand_good, cand_n, stop_above)
 
 
 def best_case_log_p(n1: int, n2: int) -> float:
@@ -150,7 +160,9 @@ def fisher_critical(n1: int, n2: int, level: float, allowed: float, x1s: range) 
     the boundary is walked once (O(n1 + n2) p-values)."""
 
     def blocks(x1: int, x2: int) -> bool:
-        return x1 / n1 - x2 / n2 > allowed + 1e-12 and fisher_one_sided(x1, n1, x2, n2) <= level
+        if x1 / n1 - x2 / n2 <= allowed + 1e-12:
+            return False
+        return fisher_one_sided(x1, n1, x2, n2, stop_above=level) <= level
 
     out: dict[int, int] = {}
     if not x1s:
@@ -171,17 +183,32 @@ def fisher_critical(n1: int, n2: int, level: float, allowed: float, x1s: range) 
     return out
 
 
+def binomial_window(n: int, p: float) -> tuple[int, list[float]]:
+    """(lo, P[Binomial(n, p) = k] for k = lo..hi): the k within 12 standard deviations + 40
+    of the mean (all the mass but < 1e-30 of it), so large n costs O(sqrt(n))."""
+    half = 12 * math.sqrt(n * p * (1 - p)) + 40
+    lo, hi = max(0, math.floor(n * p - half)), min(n, math.ceil(n * p + half))
+    if p <= 0.0 or p >= 1.0:
+        full = binomial_pmf(n, p)
+        return lo, full[lo : hi + 1]
+    lp, lq, lg = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    return lo, [
+        math.exp(lg - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq)
+        for k in range(lo, hi + 1)
+    ]
+
+
 def fisher_power(
-    pmf1: Sequence[float],
-    n2: int,
-    p2: float,
-    critical: dict[int, int],
-    logc2: Sequence[float] | None = None,
+    window1: tuple[int, Sequence[float]], n2: int, p2: float, critical: dict[int, int]
 ) -> float:
-    """P[the gate blocks] when the baseline's passes follow ``pmf1`` (restricted to the
-    keys of ``critical``) and the candidate's are Binomial(n2, p2)."""
-    cdf2 = list(itertools.accumulate(binomial_pmf(n2, p2, logc2)))
-    return sum(pmf1[x1] * cdf2[c] for x1, c in critical.items() if c >= 0)
+    """P[the gate blocks] when the baseline's passes follow ``window1`` (from
+    :func:`binomial_window`, restricted to the keys of ``critical``) and the candidate's are
+    Binomial(n2, p2)."""
+    lo1, pmf1 = window1
+    lo2, pmf2 = binomial_window(n2, p2)
+    cdf2 = list(itertools.accumulate(pmf2))
+    last = len(cdf2) - 1
+    return sum(pmf1[x1 - lo1] * cdf2[min(c - lo2, last)] for x1, c in critical.items() if c >= lo2)
 
 
 CriticalCache = dict[tuple[int, int, float, float], dict[int, int]]
@@ -205,20 +232,20 @@ def fisher_min_detectable_drop(
     probability below 1e-15 are left out. None when not even p1 -> 0 reaches ``power``."""
     if n1 == 0 or n2 == 0 or p1 <= 0.0:
         return None
-    pmf1 = binomial_pmf(n1, p1)
-    mass = [k for k, v in enumerate(pmf1) if v > 1e-15]
+    window1 = binomial_window(n1, p1)
+    lo1, pmf1 = window1
+    mass = [lo1 + k for k, v in enumerate(pmf1) if v > 1e-15]
     known = (cache if cache is not None else {}).setdefault((n1, n2, level, allowed), {})
     missing = [x for x in range(mass[0], mass[-1] + 1) if x not in known]
     if missing:
         known.update(fisher_critical(n1, n2, level, allowed, range(missing[0], missing[-1] + 1)))
     critical = {x: known[x] for x in range(mass[0], mass[-1] + 1)}
-    logc2 = log_combs(n2)
-    if fisher_power(pmf1, n2, 0.0, critical, logc2) < power:
+    if fisher_power(window1, n2, 0.0, critical) < power:
         return None
     lo, hi = 0.0, p1
     for _ in range(12):
         mid = (lo + hi) / 2
-        if fisher_power(pmf1, n2, p1 - mid, critical, logc2) >= power:
+        if fisher_power(window1, n2, p1 - mid, critical) >= power:
             hi = mid
         else:
             lo = mid
@@ -296,7 +323,7 @@ def two_sample_permutation(
     obs = float(sum(cand))
     m, small_is_cand = (n2, True) if n2 <= n1 else (n1, False)
     total_n = n1 + n2
-    if math.comb(total_n, m) <= EXACT_SPLITS:
+    if log_comb(total_n, m) <= math.log(EXACT_SPLITS + 0.5):
         count = _extreme_count_exact(pooled, m, small_is_cand, obs)
         return PermutationResult(min(1.0, count / math.comb(total_n, m)), "exact")
     total = sum(pooled)
