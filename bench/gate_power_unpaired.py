@@ -1,6 +1,6 @@
 """The unpaired gate's false-block rate and power by simulation, next to the paired gate's.
 
-    python bench/gate_power_unpaired.py [--pairs 1000] [--seed 1] [--alpha 0.05]
+    python bench/gate_power_unpaired.py [--pairs 1000] [--seed 1] [--alpha 0.05] [--null-only]
 
 The population is the one of bench/gate_power.py (12 pass/fail and 2 graded scorers,
 per-case pass probabilities Beta-distributed around scorer means 0.55-0.95, 2% failed
@@ -90,6 +90,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--null-only", action="store_true", help="only the no-change rows")
     args = ap.parse_args()
     n = args.pairs
     print(
@@ -109,6 +110,8 @@ def main() -> None:
         ("s00 drops 20 points", 0.20, (100, 400)),
     ]
     for label, drop, sizes in rows:
+        if args.null_only and drop:
+            continue
         k, secs = unpaired_rate(n, args.seed, args.alpha, drop, sizes)
         lo, hi = stats.wilson_interval(k, n)
         paired = "–"

@@ -44,7 +44,8 @@ class ScorerComparison(BaseModel):
     underpowered: bool = Field(
         False,
         description="Even if every paired case went from pass to fail (and nothing else"
-        " changed), p could not reach alpha / family_size: no drop can block.",
+        " changed), p could not reach alpha / family_size: no drop can block. Unpaired"
+        " gate: not even a drop to 0 would block with the stated power.",
     )
     min_changed_cases: int = Field(
         0, description="The fewest cases that must get worse for any drop to be significant."
@@ -54,7 +55,9 @@ class ScorerComparison(BaseModel):
         description="Pass/fail scorers: the smallest drop that can block on these cases"
         " (every changed case changed for the worse, nothing else changed). None when"
         " underpowered, and for graded scorers (a drop spread thinly over at least"
-        " min_changed_cases cases can be significant however small).",
+        " min_changed_cases cases can be significant however small). Unpaired gate: the"
+        " smallest true drop from the baseline's value blocked with probability >= power"
+        " (exact for Fisher's test; a normal approximation for graded scorers).",
     )
     newly_failing: list[str] = Field(default_factory=list)
     newly_passing: list[str] = Field(default_factory=list)
