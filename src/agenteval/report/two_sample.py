@@ -10,8 +10,8 @@ worse?" of two independent samples of cases (two windows of traffic share no cas
   one by its ratio, the first from ``lgamma``), relative error below 1e-9 up to millions
   of cases (checked against exact integer sums in tests/report/test_two_sample.py).
   Chosen over Boschloo's test, which is uniformly more powerful but needs a maximisation
-  over the unknown common pass rate (O(n1 * n2) per grid point): seconds per scorer at a
-  few thousand cases in pure Python, and the grid makes it only approximately exact.
+  over the unknown common pass rate (O(n1 * n2) per grid point, a grid that makes it
+  only approximately exact).
   Fisher's test is conservative (its size is below the level), never above it.
 - **Power of Fisher's test** (:func:`fisher_min_detectable_drop`): exact, the sum over
   every outcome (x1 baseline passes, x2 candidate passes) of two binomial probabilities
