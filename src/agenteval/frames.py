@@ -147,8 +147,9 @@ def _frame(pd: Any, data: dict[str, list[Any]], dtypes: dict[str, str]) -> pd.Da
 
 
 def _first(dtype: str) -> str | None:
-    """The dtype to build a column with before the final cast (times and text need it)."""
-    return "object" if dtype in (TIME, "object") else None if dtype == CAT else dtype
+    """The dtype to build a column with before the final cast: categories of text (also
+    when every value is missing, so that they survive a Parquet round trip)."""
+    return "object" if dtype in (TIME, "object") else STR if dtype == CAT else dtype
 
 
 def _json(value: Any) -> str | None:
