@@ -14,9 +14,9 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from agenteval import frames  # noqa: E402
+from agenteval.case import Case  # noqa: E402
 from agenteval.errors import InputError  # noqa: E402
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases  # noqa: E402
-from agenteval.case import Case  # noqa: E402
 from agenteval.score import Score  # noqa: E402
 from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage  # noqa: E402
 
@@ -38,8 +38,14 @@ def _run(d: Path) -> Path:
                 case_id="c1",
                 output="4",
                 tool_calls=[
-                    ToolCall(name="calc", arguments={"e": "2+2"}, result={"v": 4}, started_at=T0,
-                             duration_s=0.5, id="k1"),
+                    ToolCall(
+                        name="calc",
+                        arguments={"e": "2+2"},
+                        result={"v": 4},
+                        started_at=T0,
+                        duration_s=0.5,
+                        id="k1",
+                    ),
                     ToolCall(name="calc", arguments="{bad", error="boom"),
                 ],
                 usage=[Usage(model="gpt-4o", input_tokens=10, output_tokens=2)],
@@ -49,8 +55,9 @@ def _run(d: Path) -> Path:
             ),
             {
                 "exact_match": Score(1.0, "equal"),
-                "judge_x": Score(0.0, "GRADE: I", usage=[Usage(model="m", input_tokens=7,
-                                                               output_tokens=3)]),
+                "judge_x": Score(
+                    0.0, "GRADE: I", usage=[Usage(model="m", input_tokens=7, output_tokens=3)]
+                ),
             },
         )
         w.append(
@@ -69,15 +76,25 @@ def _dtypes_are(df: object, spec: dict[str, str]) -> None:
 
 def test_trials_df_columns_dtypes_and_values(tmp_path: Path) -> None:
     df = frames.trials_df(_run(tmp_path / "r"))
-    assert list(df.columns) == [*frames.TRIALS_COLUMNS, "score.exact_match", "score.judge_x",
-                                "status.exact_match", "status.judge_x"]
+    assert list(df.columns) == [
+        *frames.TRIALS_COLUMNS,
+        "score.exact_match",
+        "score.judge_x",
+        "status.exact_match",
+        "status.judge_x",
+    ]
     _dtypes_are(df, frames.TRIALS_COLUMNS)
     _dtypes_are(df, {"score.exact_match": "float64", "status.judge_x": "category"})
     a, b = df.iloc[0], df.iloc[1]
     assert (a.case_id, a["repeat"], a.answered, a.output) == ("c1", 0, True, "4")
     assert (a.latency_s, a.active_s, a.input_tokens, a.output_tokens) == (1.5, 1.0, 10, 2)
     assert (a.model, a.tool_calls, a.tool_errors, a.retries, a.retry_wait_s) == (
-        "gpt-4o", 2, 1, 1, 0.25)
+        "gpt-4o",
+        2,
+        1,
+        1,
+        0.25,
+    )
     assert a.started_at == pd.Timestamp(T0) and a.tags == ("math", "easy")
     assert a["score.judge_x"] == 0.0 and a["status.judge_x"] == "failed"
     assert b.output is pd.NA and b.failure_cause == "timeout" and b.failure_message == "slow"
@@ -103,11 +120,20 @@ def test_tool_calls_df(tmp_path: Path) -> None:
     _dtypes_are(df, frames.TOOL_CALLS_COLUMNS)
     first, second = df.iloc[0], df.iloc[1]
     assert (first.call, first["name"], first.call_id, first.arguments, first.result) == (
-        0, "calc", "k1", '{"e": "2+2"}', '{"v": 4}')
+        0,
+        "calc",
+        "k1",
+        '{"e": "2+2"}',
+        '{"v": 4}',
+    )
     assert first.arguments_valid and first.duration_s == 0.5
     assert first.started_at == pd.Timestamp(T0)
     assert (second.call, second.arguments, second.arguments_valid, second.error) == (
-        1, "{bad", False, "boom")
+        1,
+        "{bad",
+        False,
+        "boom",
+    )
     assert pd.isna(second.started_at) and math.isnan(second.duration_s)
 
 
@@ -119,10 +145,17 @@ def test_runs_df(tmp_path: Path) -> None:
     df = frames.runs_df(tmp_path)
     _dtypes_are(df, frames.RUNS_COLUMNS)
     assert list(df.run) == ["mine", "old/broken", "old/careful"]
-    assert all(df[c].dtype == "float64" for c in df.columns if c.startswith(("pass_rate.", "mean.")))
+    assert all(
+        df[c].dtype == "float64" for c in df.columns if c.startswith(("pass_rate.", "mean."))
+    )
     mine, broken, careful = (df.iloc[i] for i in range(3))
     assert (mine.run_id, mine.agent, mine.model, mine.trials, mine.failed) == (
-        "r1", "pkg:Agent", "gpt-4o", 2, 1)
+        "r1",
+        "pkg:Agent",
+        "gpt-4o",
+        2,
+        1,
+    )
     assert mine["pass_rate.exact_match"] == 1.0 and math.isnan(mine["pass_rate.tool_selection"])
     assert broken.error.endswith("run.json: Input should be an object") and broken.trials is pd.NA
     assert careful.trials == 8 and careful.error is pd.NA and careful.kind == "run"
@@ -133,8 +166,13 @@ def test_format_1_runs_read_as_migrated() -> None:
     assert len(df) == 12 and set(df.repeat) == {0, 1, 2}
     _dtypes_are(df, frames.TRIALS_COLUMNS)
     s = frames.scores_df(FIXTURES / "demo_sloppy")
-    assert set(s.status.astype(str)) <= {"passed", "failed", "not_applicable", "inconclusive",
-                                         "error"}
+    assert set(s.status.astype(str)) <= {
+        "passed",
+        "failed",
+        "not_applicable",
+        "inconclusive",
+        "error",
+    }
 
 
 def test_a_broken_run_is_an_input_error(tmp_path: Path) -> None:
@@ -160,6 +198,12 @@ def test_without_the_extra_one_line_names_it() -> None:
         "agenteval.frames needs the 'frames' extra (pandas is not installed):"
         " pip install 'agenteval[frames]'"
     )
-    assert "pandas" not in subprocess.run(
-        [sys.executable, "-c", "import sys, agenteval.frames; print(sorted(sys.modules))"],
-        capture_output=True, text=True, check=True).stdout  # imported on first use only
+    assert (
+        "pandas"
+        not in subprocess.run(
+            [sys.executable, "-c", "import sys, agenteval.frames; print(sorted(sys.modules))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )  # imported on first use only

@@ -173,9 +173,8 @@ def trials_df(run: str | Path) -> pd.DataFrame:
     cols: dict[str, list[Any]] = {k: [] for k in TRIALS_COLUMNS}
     values: dict[str, list[float | None]] = {}
     statuses: dict[str, list[str | None]] = {}
-    n = 0
     rec: TrialRecord
-    for rec in records:
+    for n, rec in enumerate(records):
         for name in rec.scores:
             if name not in values:
                 values[name] = [None] * n
@@ -184,7 +183,6 @@ def trials_df(run: str | Path) -> pd.DataFrame:
             s = rec.scores.get(name)
             values[name].append(s.value if s is not None else None)
             statuses[name].append(s.status if s is not None else None)
-        n += 1
         cols["run_id"].append(run_id)
         cols["case_id"].append(rec.case_id)
         cols["repeat"].append(rec.repeat)
@@ -291,13 +289,13 @@ def runs_df(dir: str | Path) -> pd.DataFrame:
         cols["failed"].append(summary.failed if summary else None)
         cols["cost_usd"].append(summary.cost.total_usd if summary else None)
         cols["error"].append(reason)
-        for name, ss in (summary.scorers if summary else {}).items():
+        for name in summary.scorers if summary else {}:
             rates.setdefault(name, [None] * n)
             means.setdefault(name, [None] * n)
         for name in rates:
-            ss = summary.scorers.get(name) if summary else None
-            rates[name].append(ss.pass_rate if ss else None)
-            means[name].append(ss.mean if ss else None)
+            got = summary.scorers.get(name) if summary else None
+            rates[name].append(got.pass_rate if got else None)
+            means[name].append(got.mean if got else None)
     dtypes = dict(RUNS_COLUMNS)
     for name in rates:
         cols[f"pass_rate.{name}"] = rates[name]

@@ -37,7 +37,9 @@ def test_csv_by_default_in_the_current_folder(cli, run: Path, tmp_path: Path) ->
     assert list(df.columns) == list(frames.trials_df(run).columns)
     assert len(df) == 8 and set(df.case_id) == set(frames.trials_df(run).case_id)
     assert _state(run) == before and sorted(p.name for p in tmp_path.iterdir()) == [
-        "careful.trials.csv", "runs"]
+        "careful.trials.csv",
+        "runs",
+    ]
 
 
 @pytest.mark.parametrize("table", ["trials", "scores", "tool_calls"])
@@ -57,7 +59,8 @@ def test_never_replaces_a_file_without_overwrite(cli, run: Path, tmp_path: Path)
     r = cli("export", run, "--format", "csv", "--out", out)
     assert r.returncode == EXIT_INPUT
     assert r.stderr.strip() == (
-        f"agenteval: error: --out {out}: already exists; pass --overwrite to replace it")
+        f"agenteval: error: --out {out}: already exists; pass --overwrite to replace it"
+    )
     assert out.read_text() == "precious\n"
     r = cli("export", run, "--format", "csv", "--out", out, "--overwrite")
     assert r.returncode == EXIT_OK and out.read_text().startswith("run_id,case_id")

@@ -33,7 +33,10 @@ def test_tag_names_stay_on_one_line(make_run: Callable[..., Path], tmp_path: Pat
 
     cases = [Case(id=f"c{i}", input="q", expected="a", tags=[t]) for i, t in enumerate(TAGS)]
     trials = [
-        (Trial(case_id=c.id, output="a"), {n: ok() if i % 2 else bad() for i, n in enumerate(SCORERS)})
+        (
+            Trial(case_id=c.id, output="a"),
+            {n: ok() if i % 2 else bad() for i, n in enumerate(SCORERS)},
+        )
         for c in cases
     ]
     run = make_run(cases, trials, scorers=SCORERS)

@@ -59,10 +59,20 @@ def build_tree(root: Path) -> Path:
     """base and cand over one dataset (with the XSS corpus), a 130-trial run, the 0.1
     runs, two broken runs and one with a torn last line (which loads)."""
     agent = {"kind": "python", "agent": "pkg.agents:Careful", "model": "gpt-4o"}
-    write_run(root / "a" / "base", sample_cases(xss=True), sample_trials(xss=True),
-              scorers=SCORERS, agent=agent)
-    write_run(root / "a" / "cand", sample_cases(xss=True), candidate_trials(), scorers=SCORERS,
-              agent={**agent, "agent": "pkg.agents:Other"})
+    write_run(
+        root / "a" / "base",
+        sample_cases(xss=True),
+        sample_trials(xss=True),
+        scorers=SCORERS,
+        agent=agent,
+    )
+    write_run(
+        root / "a" / "cand",
+        sample_cases(xss=True),
+        candidate_trials(),
+        scorers=SCORERS,
+        agent={**agent, "agent": "pkg.agents:Other"},
+    )
     big_run(root / "big")
     shutil.copytree(FIXTURES, root / "v01", ignore=shutil.ignore_patterns("_made_with", "*.md"))
     bad_json = root / "broken" / "badjson"
@@ -89,8 +99,18 @@ class Viewer:
     def __init__(self, root: Path, *extra: str, poll: float = 0.3) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agenteval", "view", str(root), "--port", "0",
-             "--poll", str(poll), *extra],
+            [
+                sys.executable,
+                "-m",
+                "agenteval",
+                "view",
+                str(root),
+                "--port",
+                "0",
+                "--poll",
+                str(poll),
+                *extra,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from _tree import FIXTURES, big_run
+from _tree import FIXTURES, big_run, wait_for
 
 from agenteval.rundir import TRIALS, RunWriter, iter_trials, read_header
 from agenteval.score import Score
@@ -20,7 +20,7 @@ def test_index_matches_the_readers_and_grows_incrementally(tmp_path: Path) -> No
     assert idx.refresh() is True
     assert [(r.case_id, r.repeat) for r in idx.rows] == [t.key for t in iter_trials(run)]
     assert idx.refresh() is False  # nothing new: nothing read
-    w, done, _ = RunWriter.open_resume(run)
+    w, _done, _ = RunWriter.open_resume(run)
     with w:
         w.append(Trial(case_id="new1", output="x"), {"exact_match": Score(0.0, "no")})
         assert idx.refresh() is True and len(idx.rows) == 21
@@ -53,8 +53,9 @@ def test_bad_lines_make_the_index_broken_with_the_readers_words(tmp_path: Path) 
     idx = TrialIndex(run)
     idx.refresh()
     assert idx.error is not None
-    assert idx.error.endswith("trials.jsonl:6: a second trial for case 'b001' repeat 0"
-                              " (first at line 2)")
+    assert idx.error.endswith(
+        "trials.jsonl:6: a second trial for case 'b001' repeat 0 (first at line 2)"
+    )
     run2 = big_run(tmp_path / "big2", n=3)
     with open(run2 / TRIALS, "ab") as f:
         f.write(b'{"case_id":"z","repeat":-1}\n')
@@ -98,3 +99,32 @@ def test_catalog_finds_runs_by_relative_key(tmp_path: Path) -> None:
     assert run.header == read_header(tmp_path / "x" / "old" / "demo_careful")
     summary, reason = run.summary()
     assert reason is None and summary is not None and summary.trials == 8
+
+
+def test_a_large_run_is_read_in_steps_usable_at_once(tmp_path: Path) -> None:
+    run = big_run(tmp_path / "big", n=60)
+    size = (run / TRIALS).stat().st_size
+    idx = TrialIndex(run)
+    idx.refresh(max_bytes=size // 6)
+    assert idx.pending and 0 < len(idx.rows) < 60
+    steps = 1
+    while idx.pending:
+        idx.refresh(max_bytes=size // 6)
+        steps += 1
+    assert steps >= 6 and [r.case_id for r in idx.rows] == [f"b{i:03d}" for i in range(60)]
+    idx = TrialIndex(run)
+    idx.refresh(max_bytes=1)  # a budget shorter than a line still reads one whole line
+    assert len(idx.rows) == 1 and idx.pending
+
+
+def test_catalog_reads_the_rest_in_the_background(tmp_path: Path) -> None:
+    big_run(tmp_path / "big", n=80)
+    run = Catalog(tmp_path).get("big")
+    assert run is not None
+    run.refresh(budget=2000)
+    assert run.loading and len(run.index.rows) < 80 and run.summary() == (None, None)
+    run.start_catch_up()
+    wait_for(lambda: not run.loading)
+    assert not run.loading and len(run.index.rows) == 80 and run.tags["b001"] == ("beta",)
+    summary, reason = run.summary()
+    assert reason is None and summary is not None and summary.trials == 80

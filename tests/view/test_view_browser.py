@@ -20,8 +20,15 @@ from agenteval.score import Score
 from agenteval.trial import Trial
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SHOTS = "AGENTEVAL_VIEW_SHOTS"
 """When set, the screenshots of the pages are also written into this folder (docs/shots.py)."""
 
@@ -73,8 +80,10 @@ class Tab:
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.on("response", lambda r: self.headers.append(
-            (r.url, r.headers.get("content-security-policy"))))
+        self.page.on(
+            "response",
+            lambda r: self.headers.append((r.url, r.headers.get("content-security-policy"))),
+        )
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
         self.page.on("dialog", self._dialog)
@@ -124,8 +133,16 @@ def test_every_page_renders(browser: Any, view: Viewer, tree: Path, tmp_path: Pa
     page.locator("#trial-table a", has_text="c1").first.click()
     page.wait_for_load_state("load")
     text = page.locator("main").inner_text()
-    for needle in ("What is 2+2?", "calc", '"e": "2+2"', "exact_match", "equal", "GRADE: C",
-                   "Raw JSON", "1.00s total"):
+    for needle in (
+        "What is 2+2?",
+        "calc",
+        '"e": "2+2"',
+        "exact_match",
+        "equal",
+        "GRADE: C",
+        "Raw JSON",
+        "1.00s total",
+    ):
         assert needle in text, needle
     page = t.go("/compare?a=a/base&b=a/cand")
     expected = compare_runs(tree / "a" / "base", tree / "a" / "cand")
@@ -236,8 +253,13 @@ def test_a_run_being_written_updates_live(browser: Any, view: Viewer, tree: Path
 
 def _xss_paths(tree: Path) -> list[str]:
     ids = [c.id for c in sample_cases(xss=True)]
-    paths = ["/", "/run?run=a/base", "/run?run=a/cand", "/compare?a=a/base&b=a/cand",
-             "/compare?a=a/base&b=big"]
+    paths = [
+        "/",
+        "/run?run=a/base",
+        "/run?run=a/cand",
+        "/compare?a=a/base&b=a/cand",
+        "/compare?a=a/base&b=big",
+    ]
     paths += [f"/trial?run=a/base&i={i}" for i in range(len(ids))]
     paths += [f"/pair?a=a/base&b=a/cand&case={q(cid, safe='')}" for cid in ids[4:]]
     return paths
@@ -258,8 +280,13 @@ def test_xss_corpus_executes_nothing_anywhere(browser: Any, view: Viewer, tree: 
         if path.startswith("/trial"):
             page.locator("details.raw summary").click()
         assert page.evaluate("typeof window.__pwned") == "undefined", path
-        assert page.locator("main img, main iframe, main input[autofocus], #xss-link, main svg,"
-                            " main style, main math").count() == 0, path
+        assert (
+            page.locator(
+                "main img, main iframe, main input[autofocus], #xss-link, main svg,"
+                " main style, main math"
+            ).count()
+            == 0
+        ), path
         assert page.locator("script").count() == 1, path
         shown += page.locator("body").inner_text()
     for payload in XSS:  # shown as text, not run

@@ -109,8 +109,9 @@ def test_broken_runs_show_why_and_the_others_load(view: Viewer, tree: Path) -> N
     for key in ("a/base", "a/cand", "big", "v01/demo_careful", "v01/repeats", "torn"):
         assert f'href="/run?run={q(key, safe="")}"' in page or f'href="/run?run={key}"' in page
     status = json.loads(view.get("/api/status?run=broken/truncated")[2])
-    assert status["error"].endswith("trials.jsonl:3: not valid JSON"
-                                    " (Invalid control character at: line 1 column 41 (char 40))")
+    assert status["error"].endswith(
+        "trials.jsonl:3: not valid JSON (Invalid control character at: line 1 column 41 (char 40))"
+    )
     run_page = view.get("/run?run=broken/badjson")[2].decode()
     assert "This run is broken" in run_page and "Invalid JSON" in run_page
     # a torn last line (a writer died mid-line) is skipped, as every reader does

@@ -23,7 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from agenteval.view import pages
-from agenteval.view.catalog import Catalog, RunState
+from agenteval.view.catalog import STEP, Catalog, RunState
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -64,7 +64,11 @@ def _run(request: web.Request, param: str = "run") -> RunState:
 
 
 async def _refresh(run: RunState) -> None:
-    await asyncio.to_thread(run.refresh)
+    """One bounded step of reading the run (none while a background read is under way:
+    the page shows what is read so far); the rest is read in the background."""
+    if not run.catching_up:
+        await asyncio.to_thread(run.refresh, STEP)
+    run.start_catch_up()
 
 
 def _html(text: str) -> web.Response:

@@ -31,6 +31,9 @@ from agenteval.view.index import TrialIndex
 
 RESCAN_S = 2.0
 """The folder is walked again at most this often (seconds)."""
+STEP = 1 << 20
+"""Bytes of a trial file read per step (a page answers after one step; the rest is read in
+the background)."""
 
 
 def find_run_dirs(root: str | Path) -> list[Path]:
@@ -69,6 +72,7 @@ class RunState:
         self._header_sig: object = False
         self._cases_sig: object = False
         self._summary: tuple[object, Summary | None, str | None] | None = None
+        self._catching = False
 
     @property
     def error(self) -> str | None:
@@ -80,8 +84,18 @@ class RunState:
         """Every tag of the run's cases, sorted."""
         return sorted({t for ts in self.tags.values() for t in ts})
 
-    def refresh(self) -> bool:
-        """Re-read what changed on disk; True when trials were added (or re-read)."""
+    @property
+    def loading(self) -> bool:
+        """True while the run is still being read in the background (see :meth:`refresh`)."""
+        return self.index.pending or self._cases_sig != _sig(self.path / CASES)
+
+    def refresh(self, budget: int | None = None) -> bool:
+        """Re-read what changed on disk; True when trials were added (or re-read).
+
+        ``budget`` (bytes): read at most about that much of the trial file and leave the
+        cases snapshot's tags for later (:meth:`catch_up` reads the rest), so that a page
+        over a very large run answers at once with what is read so far. None: read all.
+        """
         with self.lock:
             sig = _sig(self.path / HEADER)
             if sig != self._header_sig:
@@ -90,14 +104,53 @@ class RunState:
                     self.header, self.header_error = read_header(self.path), None
                 except InputError as e:
                     self.header, self.header_error = None, str(e)
-            sig = _sig(self.path / CASES)
-            if sig != self._cases_sig:
-                self._cases_sig = sig
-                try:
-                    self.tags, self.cases_error = case_tags(self.path) or {}, None
-                except (InputError, OSError, UnicodeDecodeError) as e:
-                    self.tags, self.cases_error = {}, f"{self.path / CASES}: {e}"
-            return self.index.refresh()
+            added = self.index.refresh(max_bytes=budget)
+        if budget is None:
+            self._read_tags()
+        return added
+
+    def _read_tags(self) -> None:
+        sig = _sig(self.path / CASES)
+        if sig == self._cases_sig:
+            return
+        try:  # read outside the lock: pages keep answering meanwhile
+            tags, error = case_tags(self.path) or {}, None
+        except (InputError, OSError, UnicodeDecodeError) as e:
+            tags, error = {}, f"{self.path / CASES}: {e}"
+        with self.lock:
+            self.tags, self.cases_error, self._cases_sig = tags, error, sig
+
+    def catch_up(self, step: int = STEP) -> None:
+        """Read everything :meth:`refresh` with a budget left, ``step`` bytes at a time
+        (the lock is released between steps)."""
+        while True:
+            with self.lock:
+                self.index.refresh(max_bytes=step)
+                if not self.index.pending:
+                    break
+            time.sleep(0.002)  # let the pages in between
+        self._read_tags()
+
+    @property
+    def catching_up(self) -> bool:
+        """True while :meth:`start_catch_up`'s thread is reading."""
+        return self._catching
+
+    def start_catch_up(self) -> None:
+        """:meth:`catch_up` in a background thread, unless one is running or nothing is
+        left to read."""
+        with self.lock:
+            if self._catching or not self.loading:
+                return
+            self._catching = True
+
+        def work() -> None:
+            try:
+                self.catch_up()
+            finally:
+                self._catching = False
+
+        threading.Thread(target=work, name=f"index {self.key}", daemon=True).start()
 
     def case(self, case_id: str) -> Case | None:
         """The case ``case_id`` from the run's cases snapshot, or None (no snapshot, no
@@ -125,30 +178,35 @@ class RunState:
     def summary(self) -> tuple[Summary | None, str | None]:
         """The run's Summary (the one ``agenteval report`` prints), or (None, reason).
 
-        A finished run's stored summary is used when it covers every trial in the file;
-        otherwise the summary is computed, once per state of the files.
+        A finished run's stored summary is used when it covers every trial in the file
+        (while the file is still being read, when it is finished); otherwise the summary is
+        computed once the whole file is read, once per state of the files, outside the lock.
+        Until then: (None, None).
         """
         with self.lock:
             key = (self._header_sig, self._cases_sig, len(self.index.rows))
             if self._summary is not None and self._summary[0] == key:
                 return self._summary[1], self._summary[2]
-            summary: Summary | None = None
-            reason = self.error
-            h = self.header
-            if reason is None and h is not None:
-                stored = h.summary
-                if h.finished_at and stored and stored.get("trials") == len(self.index.rows):
-                    try:
-                        summary = Summary.model_validate(stored)
-                    except ValueError:
-                        summary = None
-                if summary is None:
-                    try:
-                        summary = summarize(self.path)
-                    except InputError as e:
-                        reason = str(e)
+            reason, h, loading = self.error, self.header, self.loading
+            n = len(self.index.rows)
+        summary: Summary | None = None
+        if reason is None and h is not None:
+            stored = h.summary
+            if h.finished_at and stored and (stored.get("trials") == n or loading):
+                try:
+                    summary = Summary.model_validate(stored)
+                except ValueError:
+                    summary = None
+            if summary is None and loading:
+                return None, None
+            if summary is None:
+                try:
+                    summary = summarize(self.path)
+                except InputError as e:
+                    reason = str(e)
+        with self.lock:
             self._summary = (key, summary, reason)
-            return summary, reason
+        return summary, reason
 
 
 class Catalog:

@@ -124,9 +124,11 @@ def trial_detail(
     for m in rec.messages or []:
         role = str(m.get("role", "?")) if isinstance(m, dict) else "?"
         content = m.get("content") if isinstance(m, dict) else m
-        extra = {k: v for k, v in m.items() if k not in ("role", "content")} if isinstance(
-            m, dict
-        ) else {}
+        extra = (
+            {k: v for k, v in m.items() if k not in ("role", "content")}
+            if isinstance(m, dict)
+            else {}
+        )
         text = as_text(content) if content is not None else ""
         if extra:
             text = (text + "\n" if text else "") + as_text(extra)
@@ -150,6 +152,8 @@ def trial_detail(
             f"{u.model or '?'}: {u.input_tokens} in / {u.output_tokens} out" for u in s.usage
         )
         d.scores.append(
-            ScoreLine(name, s.status, s.value, s.threshold, s.reason, s.error, bool(s.usage), tokens)
+            ScoreLine(
+                name, s.status, s.value, s.threshold, s.reason, s.error, bool(s.usage), tokens
+            )
         )
     return d

@@ -6,7 +6,9 @@ only the bytes appended since the last call (a run still being written grows), a
 over when the file shrank or was replaced. A torn last line (no newline yet) is left for the
 next refresh, as every reader of a run does.
 
-The file is opened for reading only. A line that is not a trial (bad JSON, not an object, a
+A large file can be read in steps (``refresh(max_bytes=...)``): the rows read so far are
+usable at once, and :attr:`TrialIndex.pending` says more remains. The file is opened for
+reading only. A line that is not a trial (bad JSON, not an object, a
 second trial for one (case_id, repeat)) makes the index *broken*: :attr:`TrialIndex.error`
 holds the one-line reason (``trials.jsonl:12: not valid JSON (...)``), worded as
 :func:`agenteval.rundir.parse_trial_line` and :func:`agenteval.rundir.iter_trials` word it.
@@ -66,10 +68,10 @@ def score_status(d: Any) -> str:
     legacy = legacy_status(value, str(d.get("reason", "")), error)
     if legacy is not None:
         return legacy
-    try:
-        return "passed" if float(value) >= float(d.get("threshold", 1.0)) else "failed"
-    except (TypeError, ValueError):
+    threshold = d.get("threshold", 1.0)
+    if not isinstance(value, int | float) or not isinstance(threshold, int | float):
         return "error"
+    return "passed" if value >= threshold else "failed"
 
 
 def _row(data: Any, offset: int) -> Row | None:
@@ -130,13 +132,18 @@ class TrialIndex:
         self._lineno = 0
         self._ident: tuple[int, int] | None = None
         self._seen: dict[tuple[str, int], int] = {}
+        self.pending = False
+        """True when the last :meth:`refresh` stopped at its byte budget: more to read."""
 
     def _reset(self) -> None:
         self.__init__(self.path.parent)  # type: ignore[misc]
 
-    def refresh(self) -> bool:
-        """Read what was appended since the last call; True when rows were added or the
-        index started over. Raises nothing: problems land in :attr:`error`."""
+    def refresh(self, max_bytes: int | None = None) -> bool:
+        """Read what was appended since the last call (at most about ``max_bytes`` of it:
+        whole lines, at least one; None: all of it); True when rows were added or the index
+        started over. :attr:`pending` says whether unread bytes remain. Raises nothing:
+        problems land in :attr:`error`."""
+        self.pending = False
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -153,15 +160,23 @@ class TrialIndex:
             self._reset()
             self._ident = ident
             restarted = True
-        if self.error is not None or st.st_size == self._done:
+        left = st.st_size - self._done
+        if self.error is not None or left == 0:
             return restarted
+        want = left if max_bytes is None else min(left, max_bytes)
         try:
             with open(self.path, "rb") as f:
                 f.seek(self._done)
-                data = f.read(st.st_size - self._done)
+                data = f.read(want)
+                while b"\n" not in data and len(data) < left:  # a line longer than want
+                    more = f.read(want)
+                    if not more:
+                        break
+                    data += more
         except OSError as e:
             self.error = f"{self.path}: cannot be read ({e.strerror or e})"
             return restarted
+        self.pending = len(data) < left
         end = data.rfind(b"\n")
         if end < 0:
             return restarted

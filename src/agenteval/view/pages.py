@@ -92,6 +92,8 @@ def _row(run: RunState) -> RunRow:
     summary, reason = run.summary() if run.error is None else (None, run.error)
     writing = run.writing()
     state = "broken" if reason else "writing" if writing else "finished"
+    if state == "finished" and summary is None:
+        state = "reading"
     if state == "finished" and h is not None and h.finished_at is None:
         state = "unfinished"
     agent, model = _agent_model(h.agent if h else None)
@@ -175,7 +177,13 @@ def trials_page(
                     "output": r.preview,
                 }
             )
-        return {"total": len(run.index.rows), "matched": len(idx), "offset": offset, "rows": rows}
+        return {
+            "total": len(run.index.rows),
+            "matched": len(idx),
+            "offset": offset,
+            "rows": rows,
+            "loading": run.loading,
+        }
 
 
 def status(run: RunState) -> dict[str, Any]:
@@ -189,6 +197,7 @@ def status(run: RunState) -> dict[str, Any]:
             "writing": run.writing(),
             "error": run.error,
             "finished": bool(run.header and run.header.finished_at),
+            "loading": run.loading,
         }
 
 

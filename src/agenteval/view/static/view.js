@@ -107,7 +107,8 @@
       tbody.replaceChildren(...data.rows.map(row));
       const end = Math.min(offset + data.rows.length, matched);
       count.textContent = (matched ? (offset + 1) + "–" + end + " of " : "0 of ") + matched +
-        " matching (" + data.total + " trials)";
+        " matching (" + data.total + " trials" + (data.loading ? " read so far…" : "") + ")";
+      if (data.loading) setTimeout(function () { if (mine === seq) load(); }, 300);
       prev.disabled = offset === 0;
       next.disabled = offset + limit >= matched;
       body.dataset.ready = "1";
