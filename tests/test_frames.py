@@ -159,6 +159,10 @@ def test_runs_df(tmp_path: Path) -> None:
     assert mine["pass_rate.exact_match"] == 1.0 and math.isnan(mine["pass_rate.tool_selection"])
     assert broken.error.endswith("run.json: Input should be an object") and broken.trials is pd.NA
     assert careful.trials == 8 and careful.error is pd.NA and careful.kind == "run"
+    assert pd.isna(mine.finished_at) and careful.finished_at == pd.Timestamp(
+        "2026-11-30T19:21:39.314800Z"
+    )
+    assert math.isnan(careful.cost_usd)  # no token usage recorded: the cost is unknown
 
 
 def test_format_1_runs_read_as_migrated() -> None:

@@ -92,3 +92,21 @@ def test_bad_runs_and_unwritable_folders(cli, run: Path, tmp_path: Path) -> None
         ro.chmod(0o500)
         r = cli("export", FIXTURES / "demo_careful", "--format", "csv", "--out", ro / "x.csv")
         assert r.returncode == EXIT_IO and "cannot write" in r.stderr
+
+
+def test_without_the_extra_exit_2_naming_it(run: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['pandas'] = None\n"
+        "from agenteval.cli import main\n"
+        f"sys.exit(main(['export', {str(run)!r}, '--format', 'csv', '--out', 'x.csv']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == EXIT_INPUT
+    assert r.stderr == (
+        "agenteval: error: agenteval.frames needs the 'frames' extra (pandas is not"
+        " installed): pip install 'agenteval[frames]'\n"
+    )
+    assert not (tmp_path / "x.csv").exists()

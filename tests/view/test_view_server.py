@@ -181,3 +181,24 @@ def test_bad_folder_is_an_input_error(cli, tmp_path: Path) -> None:  # type: ign
     r = cli("view", tmp_path / "nope", "--port", "0")
     assert r.returncode == EXIT_INPUT
     assert r.stderr.strip().endswith("nope: is not a folder") and "Traceback" not in r.stderr
+
+
+def test_ctrl_c_stops_it_with_130_and_a_busy_port_is_exit_2(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    v = Viewer(tmp_path)
+    port = int(v.url.rsplit(":", 1)[1].strip("/"))
+    r = subprocess.run(
+        [sys.executable, "-m", "agenteval", "view", str(tmp_path), "--port", str(port)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == EXIT_INPUT
+    assert r.stderr.startswith(f"agenteval: error: cannot listen on 127.0.0.1:{port}")
+    assert "Traceback" not in r.stderr
+    v.proc.send_signal(signal.SIGINT)
+    assert v.proc.wait(timeout=20) == 130
+    assert "Traceback" not in v.proc.stderr.read()  # type: ignore[union-attr]
