@@ -57,7 +57,8 @@ def big_run(run_dir: Path, n: int = 130) -> Path:
 
 def build_tree(root: Path) -> Path:
     """base and cand over one dataset (with the XSS corpus), a 130-trial run, the 0.1
-    runs, two broken runs and one with a torn last line (which loads)."""
+    runs, three broken runs (bad run.json, a cut trial line, an unreadable trials.jsonl)
+    and one with a torn last line (which loads)."""
     agent = {"kind": "python", "agent": "pkg.agents:Careful", "model": "gpt-4o"}
     write_run(
         root / "a" / "base",
@@ -83,6 +84,10 @@ def build_tree(root: Path) -> Path:
     lines = (cut / "trials.jsonl").read_bytes().splitlines(keepends=True)
     lines[2] = lines[2][:40] + b"\n"
     (cut / "trials.jsonl").write_bytes(b"".join(lines))
+    unreadable = root / "broken" / "unreadable"
+    shutil.copytree(FIXTURES / "demo_careful", unreadable)
+    (unreadable / "trials.jsonl").unlink()
+    (unreadable / "trials.jsonl").mkdir()  # exists, cannot be read as a file (even as root)
     torn = root / "torn"
     shutil.copytree(FIXTURES / "demo_sloppy", torn)
     with open(torn / "trials.jsonl", "ab") as f:

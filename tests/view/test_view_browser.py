@@ -125,7 +125,7 @@ def test_every_page_renders(browser: Any, view: Viewer, tree: Path, tmp_path: Pa
     t = Tab(browser, view, viewport={"width": 1280, "height": 860})
     page = t.go("/")
     assert page.locator("h1").inner_text() == "Runs"
-    assert page.locator("tr.run").count() == 9
+    assert page.locator("tr.run").count() == 10
     page = t.go("/run?run=a/base")
     page.wait_for_selector("body[data-ready='1']")
     assert page.locator("#trial-table tbody tr").count() == 4 + len(XSS)
@@ -177,7 +177,7 @@ def test_runs_table_filters_sorts_and_compares(browser: Any, view: Viewer) -> No
     t = Tab(browser, view)
     page = t.go("/")
     visible = page.locator("tr.run:visible")
-    assert page.locator("#f-count").inner_text() == "9 of 9 runs"
+    assert page.locator("#f-count").inner_text() == "10 of 10 runs"
     page.select_option("#f-agent", "pkg.agents:Other")
     assert visible.count() == 1 and "a/cand" in visible.first.inner_text()
     page.select_option("#f-agent", "")

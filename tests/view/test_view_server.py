@@ -106,6 +106,7 @@ def test_broken_runs_show_why_and_the_others_load(view: Viewer, tree: Path) -> N
     assert "Broken runs" in page
     assert "truncated/trials.jsonl:3: not valid JSON" in page
     assert "badjson/run.json: Invalid JSON" in page
+    assert "unreadable/trials.jsonl: cannot be read (Is a directory)" in page
     for key in ("a/base", "a/cand", "big", "v01/demo_careful", "v01/repeats", "torn"):
         assert f'href="/run?run={q(key, safe="")}"' in page or f'href="/run?run={key}"' in page
     status = json.loads(view.get("/api/status?run=broken/truncated")[2])
