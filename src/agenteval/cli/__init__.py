@@ -30,6 +30,8 @@ COMMAND_MODULES = (
     "benchmarks",
     "demo",
     "schema",
+    "view",
+    "export",
 )
 COMMAND_OF = {
     "judge-agreement": "judge",
