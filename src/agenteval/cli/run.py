@@ -111,6 +111,9 @@ def register(sub: Any) -> None:
     add_scorer_args(p)
     add_judge_args(p)
     add_benchmark_args(p)
+    from agenteval.cli._executor_args import add_executor_args
+
+    add_executor_args(p)
     p.set_defaults(func=run)
 
 
@@ -157,9 +160,9 @@ def build_agent(args: argparse.Namespace) -> Agent:
             "choose exactly one agent: --agent MODULE:FN, --endpoint URL, or --http-config FILE"
         )
     if args.agent:
-        from agenteval.agents.python import PythonAgent
+        from agenteval.agents.factory import python_agent  # a function, or a factory of one
 
-        return PythonAgent(args.agent, capture=getattr(args, "capture", "auto"))
+        return python_agent(args.agent, capture=getattr(args, "capture", "auto"))
     policy = retry_policy(args)
     if args.http_config:
         from agenteval.agents.http_json import HttpJsonAgent
@@ -225,6 +228,7 @@ def run_session(
 
     Shared by ``run`` and ``run --benchmark`` (one call per suite).
     """
+    from agenteval.cli._executor_args import executor_from_args
     from agenteval.pricing import PriceTable, load_prices
 
     prices = (load_prices(args.prices) if args.prices else PriceTable.default()).to_dict()
@@ -246,6 +250,7 @@ def run_session(
         resume=args.resume,
         prices=prices,
         judge=judge,
+        executor=executor_from_args(args),
         extra_settings={
             **(extra_settings or {}),
             "max_retries": args.max_retries,
