@@ -30,6 +30,7 @@ from pydantic_core import from_json
 
 from agenteval._gc import frozen_heap
 from agenteval.case import Case
+from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli._common import (
     add_scorer_args,
     console_for,
@@ -73,6 +74,9 @@ def register(sub: Any) -> None:
         " this runs code the run file names: only for runs you trust",
     )
     add_scorer_args(p)
+    from agenteval.cli._executor_args import add_executor_args
+
+    add_executor_args(p)
     p.set_defaults(func=run)
 
 
@@ -170,8 +174,11 @@ class RunCases:
             parsed.popitem(last=False)
         return case
 
-    def check_rest(self) -> None:
-        """Validate every case never asked for; InputError naming the first bad line."""
+    def check_rest(self, seen: set[str] | None = None) -> None:
+        """Validate every case never asked for (here, or in ``seen``: the ids worker
+        processes asked for); InputError naming the first bad line."""
+        if seen is not None:
+            self._seen |= seen
         rest = [(line, cid) for cid, (_, line) in self._where.items() if cid not in self._seen]
         for _, case_id in sorted(rest):
             self.get(case_id)
@@ -207,8 +214,15 @@ def run(args: argparse.Namespace) -> int:
         try:
             with writer:
                 shutil.copyfile(cases.path, out / CASES)
-                live = live_summary(writer)  # reads the tags of the snapshot just copied
-                _rescore(src, writer, cases, scorers)
+                executor = executor_from_args(args)
+                if executor is None:
+                    live = live_summary(writer)  # reads the tags of the snapshot just copied
+                    _rescore(src, writer, cases, scorers)
+                else:  # workers score; the summary is read back from the new trials
+                    from agenteval.cli.rescore_parallel import rescore_parallel
+
+                    live = None
+                    cases.check_rest(seen=rescore_parallel(src, writer, scorers, executor))
                 finish_run(writer, console_for(args), show=not args.quiet, live=live)
         except BaseException:
             _remove_new_run(out, created)
