@@ -30,7 +30,6 @@ from pydantic_core import from_json
 
 from agenteval._gc import frozen_heap
 from agenteval.case import Case
-from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli._common import (
     add_scorer_args,
     console_for,
@@ -38,6 +37,7 @@ from agenteval.cli._common import (
     live_summary,
     scorer_overrides,
 )
+from agenteval.cli._executor_args import executor_from_args
 from agenteval.errors import InputError
 from agenteval.outpaths import check_out_dir
 from agenteval.rundir import (
