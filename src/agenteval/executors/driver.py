@@ -9,8 +9,11 @@ A batch whose worker died (:class:`~agenteval.executors.pool.Lost`) was never an
 so nothing of it was written: its items run again, one per batch (so that an item that
 kills its worker is found alone). An item lost ``max_attempts`` times is handed to
 ``on_lost`` (the run records it with cause ``worker_lost``) instead of running again. When
-``pool.size`` workers die in a row with no batch answered in between, every worker was
-lost (the machine or the cluster is taking them): :class:`WorkersLostError`.
+``pool.size`` workers die in a row on first attempts, with no batch answered in between,
+every worker was lost (the machine or the cluster is taking them): :class:`WorkersLostError`.
+Losses of items already retried are not counted: such an item may be what kills its
+worker, and it ends as ``worker_lost`` after ``max_attempts``. With one worker, a first
+loss is the loss of every worker.
 """
 
 from __future__ import annotations
@@ -114,7 +117,8 @@ def drive(
                 on_done(batch.items, event.result)
                 continue
             assert isinstance(event, Lost)
-            lost_in_row += 1
+            if batch.attempts == 0:  # a retried item may be what kills its worker
+                lost_in_row += 1
             if lost_in_row >= pool.size:
                 raise WorkersLostError(
                     f"every worker was lost ({lost_in_row} in a row, the last {event.reason});"
