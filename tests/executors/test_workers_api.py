@@ -127,3 +127,22 @@ def test_rescore_with_processes_refuses_a_duplicate_and_skips_a_torn_line(
     one = _cli("rescore", src, "--out", tmp_path / "dup1", "--quiet")
     assert (one.returncode, one.stderr) == (r.returncode, r.stderr)  # as in one process
     assert not (tmp_path / "dup").exists()
+
+
+def test_a_one_process_run_resumes_with_processes(scored_run: Path, tmp_path: Path) -> None:
+    """``--processes`` is not part of the fingerprint: a run killed in one process (here:
+    its file cut after 100 whole lines, what a SIGKILL leaves) resumes on workers."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("run.json", "cases.jsonl"):
+        (run / name).write_bytes((scored_run / name).read_bytes())
+    lines = (scored_run / "trials.jsonl").read_bytes().splitlines(keepends=True)
+    (run / "trials.jsonl").write_bytes(b"".join(lines[:100]) + lines[100][:30])
+    cases = scored_run.parent / "cases.jsonl"
+    r = _cli(
+        "run", cases, "--agent", "_worker_agent:answer", "--out", run, "--resume", "--quiet",
+        "--processes", "2",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert _set(run) == _set(scored_run)
+    assert json.loads((run / "run.json").read_text())["summary"]["trials"] == 600

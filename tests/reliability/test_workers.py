@@ -261,3 +261,31 @@ def test_factory_builds_the_agent_once_per_worker(tmp_path: Path) -> None:
         "target": "_worker_agent:make_agent",
         "factory": True,
     }
+
+
+def test_ctrl_c_twice_ends_the_workers_and_records_nothing_in_flight(
+    tmp_path: Path, reference: dict[tuple[str, int], tuple[Any, ...]]
+) -> None:
+    cases, out, pids = _cases(tmp_path), tmp_path / "run", tmp_path / "pids"
+    proc = _start(_run_args(cases, out), _env(pids, 0.5))  # a batch takes about a second
+    _wait_for(lambda: _lines(out) >= 4, proc, "4 trials")
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err
+    assert no_traceback([err])
+    partial = _trial_set(out)
+    assert all(cause is None for _, cause, _ in partial.values())  # nothing "cancelled"
+    assert all(reference[k] == v for k, v in partial.items())
+    assert not any(_alive(p) for p in _worker_pids(pids, proc.pid))
+    env = _env(pids, 0)
+    r = subprocess.run(
+        agenteval_cmd(*_run_args(cases, out, "--resume")),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert _trial_set(out) == reference
