@@ -14,7 +14,8 @@ is 130 (Ctrl-C), 143 (SIGTERM) or 129 (SIGHUP).
 Exit codes: 0 done; 2 unusable input; 4 no trial got an answer, or the share of failed
 trials is above --max-failure-rate (the summary is written); 5 the run could not be
 written (disk full, permission denied: what was written is kept, --resume continues);
-130/143/129 interrupted.
+6 every worker was lost (--processes, --executor ray: what was written is kept, --resume
+continues); 130/143/129 interrupted.
 """
 
 from __future__ import annotations
