@@ -146,3 +146,31 @@ def test_a_one_process_run_resumes_with_processes(scored_run: Path, tmp_path: Pa
     assert r.returncode == 0, r.stderr
     assert _set(run) == _set(scored_run)
     assert json.loads((run / "run.json").read_text())["summary"]["trials"] == 600
+
+
+def test_the_judge_runs_in_the_workers(tmp_path: Path) -> None:
+    """``run --processes 2`` with an LLM judge: every trial judged once, in the workers,
+    with the same scores as in one process (a real fake judge server on 127.0.0.1)."""
+    sys.path.insert(0, str(HERE.parent / "judge"))
+    try:
+        from _judge_fake import FakeJudge
+    finally:
+        sys.path.pop(0)
+    cases = _cases(tmp_path, 12)
+    with FakeJudge() as srv:
+        judge = ["--rubric", "correctness", "--judge-endpoint", srv.base_url, "--judge-model", "jm"]
+        one = _cli(
+            "run", cases, "--agent", "_worker_agent:answer", "--out", tmp_path / "one", "--quiet",
+            *judge, "--judge-cache", tmp_path / "cache1",
+        )  # fmt: skip
+        assert one.returncode == 0, one.stderr
+        calls = len(srv.requests)
+        two = _cli(
+            "run", cases, "--agent", "_worker_agent:answer", "--out", tmp_path / "two", "--quiet",
+            "--processes", "2", *judge, "--judge-cache", tmp_path / "cache2",
+        )  # fmt: skip
+        assert two.returncode == 0, two.stderr
+        assert len(srv.requests) - calls == calls == 12
+    got = _set(tmp_path / "two")
+    assert got == _set(tmp_path / "one")
+    assert all(scores["judge_correctness"]["value"] == 1.0 for _, scores in got.values())
