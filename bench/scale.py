@@ -11,10 +11,11 @@ runs made under the same load.
 
 - **CPU-bound agent** (``bench/scale_agent.py``: 5 ms of pure-Python work per case, holding
   the GIL), ``--concurrency 1`` for every row (in one process more threads only add GIL
-  contention). Each row runs twice, with N and with ``N / 10`` cases: the time per trial
-  is the difference divided by the difference in cases, so start-up (interpreter, worker
-  processes, ``ray.init``) cancels out; start-up is shown on its own. Speed-up = per-trial
-  time of one process / per-trial time of the row.
+  contention). The time per trial is the span from the first trial's start to the last
+  trial's end (``started_at`` and latency in ``trials.jsonl``) divided by N, so start-up
+  and shutdown (interpreter, worker processes, ``ray.init``) are left out; they are shown
+  on their own ("start+end s" = wall - span). Speed-up = per-trial time of one process /
+  per-trial time of the row.
 - **Per-trial overhead**: the same with a 0 ms agent: what an executor costs per trial
   when the agent costs nothing (hand-out, pickling, the result line, the writer).
 - **Rescore**: ``bench/gen.py``'s 100,000 realistic trials, ``rescore`` in one process vs
@@ -24,12 +25,14 @@ runs made under the same load.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -71,19 +74,27 @@ def _rows(ray: bool, smoke: bool) -> list[Row]:
     return rows
 
 
-def _time_run(work: Path, dataset: Path, extra: list[str], agent_ms: float, tag: str) -> float:
-    out = work / f"run-{tag}"
+def _time_run(
+    work: Path, dataset: Path, n: int, extra: list[str], agent_ms: float
+) -> tuple[float, float]:
+    """(wall s from spawn to exit, s from the first trial's start to the last one's end)."""
+    out = work / "run"
     shutil.rmtree(out, ignore_errors=True)
     cmd = [*agenteval_cmd(), "run", str(dataset), "--agent", "scale_agent:busy", "--out", str(out)]
     m = measure([*cmd, "--quiet", "--concurrency", "1", *extra], env=_env(agent_ms))
     if m.rc != 0:
         sys.exit(f"{' '.join(cmd + extra)} failed ({m.rc}): {m.stderr[-2000:]}")
-    lines = (out / "trials.jsonl").read_bytes().count(b"\n")
-    n = int(dataset.stem.rpartition("-")[2])
-    if lines != n:
-        sys.exit(f"{tag}: {lines} trials written, expected {n}")
+    starts, ends = [], []
+    with open(out / "trials.jsonl", "rb") as f:
+        for line in f:
+            t = json.loads(line)
+            start = datetime.fromisoformat(t["started_at"]).timestamp()
+            starts.append(start)
+            ends.append(start + t["latency"]["total_s"])
+    if len(starts) != n:
+        sys.exit(f"{' '.join(extra)}: {len(starts)} trials written, expected {n}")
     shutil.rmtree(out, ignore_errors=True)
-    return m.wall_s
+    return m.wall_s, max(ends) - min(starts)
 
 
 def _rounds(
@@ -103,31 +114,28 @@ def _rounds(
 
 
 def agent_table(work: Path, n: int, agent_ms: float, rows: list[Row], rounds: int) -> str:
-    small_n = max(2, n // 10)
-    big = _dataset(work / f"cases-{n}.jsonl", n)
-    small = _dataset(work / f"cases-{small_n}.jsonl", small_n)
+    dataset = _dataset(work / f"cases-{n}.jsonl", n)
 
     def once(row: Row) -> tuple[float, ...]:
-        t_small = _time_run(work, small, row[1], agent_ms, "small")
-        t_big = _time_run(work, big, row[1], agent_ms, "big")
-        return t_small, t_big, (t_big - t_small) / (n - small_n) * 1e3
+        wall, span = _time_run(work, dataset, n, row[1], agent_ms)
+        return wall, span, span / n * 1e3
 
     got = _rounds(rows, rounds, once)
     base = statistics.median(x[2] for x in got["one process"])
     lines = [
-        f"agent {agent_ms:g} ms CPU per case, N = {n:,} and {small_n:,}, median of {rounds}"
-        f" (per-trial ms of each round in brackets)",
-        f"{'executor':<22} {'start-up s':>10} {'wall s (N)':>10} {'ms/trial':>9}"
+        f"agent {agent_ms:g} ms CPU per case, N = {n:,}, --concurrency 1, median of {rounds}"
+        " (ms/trial of each round in brackets)",
+        f"{'executor':<22} {'wall s':>7} {'start+end s':>11} {'ms/trial':>9}"
         f" {'trials/s':>9} {'speed-up':>9}  rounds",
     ]
     for name, _ in rows:
         xs = got[name]
         per = statistics.median(x[2] for x in xs)
-        start = statistics.median(x[0] - x[2] / 1e3 * small_n for x in xs)
-        wall = statistics.median(x[1] for x in xs)
-        spread = ", ".join(f"{x[2]:.2f}" for x in xs)
+        wall = statistics.median(x[0] for x in xs)
+        fixed = statistics.median(x[0] - x[1] for x in xs)
+        spread = ", ".join(f"{x[2]:.3f}" for x in xs)
         lines.append(
-            f"{name:<22} {start:>10.2f} {wall:>10.2f} {per:>9.3f} {1e3 / per:>9,.0f}"
+            f"{name:<22} {wall:>7.2f} {fixed:>11.2f} {per:>9.3f} {1e3 / per:>9,.0f}"
             f" {base / per:>8.2f}x  [{spread}]"
         )
     return "\n".join(lines)
