@@ -185,6 +185,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3, help="rounds; the median is shown (3)")
     p.add_argument("--no-ray", action="store_true", help="leave out the Ray rows")
     p.add_argument("--no-rescore", action="store_true", help="leave out the rescore table")
+    p.add_argument("--no-agent", action="store_true", help="leave out the agent tables")
     p.add_argument("--smoke", action="store_true", help="tiny sizes, no Ray (proves it runs)")
     p.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     args = p.parse_args()
@@ -202,10 +203,11 @@ def main() -> None:
     print(f"agenteval scale-out benchmark\ncommand: python bench/scale.py {' '.join(sys.argv[1:])}")
     print(f"cores: {os.cpu_count()}; load average at start: {_load()}")
     rows = _rows(ray, args.smoke)
-    print("\n== CPU-bound agent ==")
-    print(agent_table(work, args.n, 0 if args.smoke else 5, rows, args.rounds))
-    print("\n== per-trial overhead (0 ms agent) ==")
-    print(agent_table(work, args.n * (1 if args.smoke else 5), 0, rows, args.rounds))
+    if not args.no_agent:
+        print("\n== CPU-bound agent ==")
+        print(agent_table(work, args.n, 0 if args.smoke else 5, rows, args.rounds))
+        print("\n== per-trial overhead (0 ms agent) ==")
+        print(agent_table(work, args.n * (1 if args.smoke else 5), 0, rows, args.rounds))
     if not args.no_rescore:
         print("\n== rescore ==")
         print(rescore_table(work, args.rescore_n, args.rounds))

@@ -29,7 +29,9 @@ from agenteval.scoring import Scorers
 BATCH = 256
 """Trials per batch (about 0.1 s of scoring)."""
 
-Line = tuple[int, bytes]
+Line = tuple[int, int, int]
+"""(line number, byte offset, byte length) of one trial line: the worker reads it itself,
+so a batch is a few bytes and a worker can hold the next one while computing."""
 Out = tuple[str, int, str]
 """(case_id, repeat, new line)."""
 Failed = tuple[str, int | None, str | None]
@@ -43,6 +45,7 @@ class RescoreJob:
     src: str
     scorers: Scorers
     _cases: Any = field(default=None, repr=False)
+    _fh: Any = field(default=None, repr=False)
     _parsed: dict[tuple[Any, ...], Score] = field(default_factory=dict, repr=False)
     _frags: dict[_ScoreKey, str] = field(default_factory=dict, repr=False)
 
@@ -56,12 +59,18 @@ class RescoreJob:
         from agenteval.cli.rescore import RunCases
 
         self._cases = RunCases(self.src)
+        self._fh = open(Path(self.src) / TRIALS, "rb")  # noqa: SIM115 - the worker's life
 
     def __call__(self, batch: list[Line]) -> list[Out] | Failed:
         name = str(Path(self.src) / TRIALS)
         out: list[Out] = []
+        _, start, _ = batch[0]
+        _, last_start, last_len = batch[-1]
+        self._fh.seek(start)
+        block = self._fh.read(last_start + last_len - start)
         try:
-            for lineno, raw in batch:
+            for lineno, offset, length in batch:
+                raw = block[offset - start : offset - start + length]
                 rec = _parse_trial_line(raw, name, lineno, self._parsed)
                 if rec.case_id not in self._cases:
                     raise InputError(f"trial for unknown case '{rec.case_id}'", file=name)
@@ -75,13 +84,15 @@ class RescoreJob:
 
 
 def _lines(path: Path) -> Iterator[Line]:
-    """(line number, raw line) of every complete, non-blank line; a torn last is skipped."""
+    """Every complete, non-blank line (a torn last one is skipped): see :data:`Line`."""
+    offset = 0
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
             if not raw.endswith(b"\n"):
                 return
             if raw.strip():
-                yield lineno, raw
+                yield lineno, offset, len(raw)
+            offset += len(raw)
 
 
 def rescore_parallel(
@@ -95,7 +106,7 @@ def rescore_parallel(
         [s.ref for s in scorers.scorers],
     )
     try:
-        pool = executor.pool(spec)
+        pool = executor.pool(spec, depth=2)
     except WorkerStartError as e:
         raise InputError(f"a worker could not start: {e}") from None
     trials = src / TRIALS
@@ -112,7 +123,7 @@ def rescore_parallel(
     def on_done(batch: list[Line], result: list[Out] | Failed) -> None:
         if isinstance(result, tuple):
             raise InputError(result[0], file=trials, line=result[1], field=result[2])
-        for (lineno, _), out in zip(batch, result, strict=True):
+        for (lineno, _, _), out in zip(batch, result, strict=True):
             waiting[lineno] = out
         while order and order[0] in waiting:
             lineno = order.popleft()

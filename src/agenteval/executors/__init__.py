@@ -38,13 +38,14 @@ class Executor:
     address: str | None = None
     runtime_env: dict[str, Any] | None = field(default=None)
 
-    def pool(self, spec: JobSpec) -> Pool:
-        """Start the workers, each with the job ``spec`` built once."""
+    def pool(self, spec: JobSpec, depth: int = 1) -> Pool:
+        """Start the workers, each with the job ``spec`` built once; ``depth`` batches per
+        local worker at once (small batches only, see ``LocalPool``)."""
         if self.kind == "ray":
             from agenteval.executors.raypool import RayPool
 
             return RayPool(spec, self.processes, self.address, self.runtime_env)
-        return LocalPool(spec, self.processes or 2)
+        return LocalPool(spec, self.processes or 2, depth)
 
     def describe(self) -> str:
         """``2 worker processes``, ``Ray (local), 2 actors``..."""

@@ -1,8 +1,9 @@
 """The driver loop: hand bounded batches to a pool, collect results, survive lost workers.
 
-:func:`drive` reads items lazily, at most ``batch_size`` per batch and one batch per
-worker, so the driver holds at most ``pool.size * batch_size`` items however long the
-input is (backpressure). Each result is handed to ``on_done`` in the driver's thread: the
+:func:`drive` reads items lazily, at most ``batch_size`` per batch and as many
+batches as the pool has room for (:meth:`Pool.idle`: one per worker, or ``depth``), so the
+driver holds at most ``pool.size * depth * batch_size`` items however long the input is
+(backpressure). Each result is handed to ``on_done`` in the driver's thread: the
 driver is the only writer.
 
 A batch whose worker died (:class:`~agenteval.executors.pool.Lost`) was never answered,
@@ -117,7 +118,7 @@ def drive(
                 on_done(batch.items, event.result)
                 continue
             assert isinstance(event, Lost)
-            if batch.attempts == 0:  # a retried item may be what kills its worker
+            if batch.attempts == 0 and event.counts:  # a retried item may kill its worker
                 lost_in_row += 1
             if lost_in_row >= pool.size:
                 raise WorkersLostError(

@@ -22,7 +22,7 @@ import contextlib
 import multiprocessing
 import pickle
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -78,6 +78,8 @@ class Lost:
 
     batch_id: int
     reason: str
+    counts: bool = True
+    """False for the second and later batches queued on the same lost worker (one loss)."""
 
 
 Event = Done | Lost
@@ -166,7 +168,7 @@ def _context() -> BaseContext:
 class _Slot:
     proc: BaseProcess
     conn: Connection
-    batch: int | None = None
+    batches: list[int] = field(default_factory=list)
 
 
 class LocalPool:
@@ -176,8 +178,11 @@ class LocalPool:
     (its import fails in the new process) raises :class:`WorkerStartError` with its line.
     """
 
-    def __init__(self, spec: JobSpec, size: int) -> None:
+    def __init__(self, spec: JobSpec, size: int, depth: int = 1) -> None:
         self.size = size
+        self.depth = depth
+        """Batches a worker holds at once (one computing, the rest queued in its pipe): more
+        than 1 only for small batches, which a full pipe never blocks."""
         self._spec = spec
         self._ctx = _context()
         self._slots: list[_Slot] = []
@@ -209,40 +214,40 @@ class LocalPool:
             raise WorkerStartError(str(detail))
 
     def idle(self) -> int:
-        return sum(1 for s in self._slots if s.batch is None)
+        return sum(self.depth - len(s.batches) for s in self._slots)
 
     def submit(self, batch_id: int, batch: Any) -> None:
-        slot = next(s for s in self._slots if s.batch is None)
-        slot.batch = batch_id
+        slot = min(self._slots, key=lambda s: len(s.batches))
+        assert len(slot.batches) < self.depth
+        slot.batches.append(batch_id)
         # a dead worker: wait() sees its sentinel and reports the batch lost
         with contextlib.suppress(BrokenPipeError, ConnectionResetError, EOFError):
             slot.conn.send((batch_id, batch))
 
     def wait(self, timeout: float) -> list[Event]:
-        busy = [s for s in self._slots if s.batch is not None]
+        busy = [s for s in self._slots if s.batches]
         if not busy:
             return []
         handles: list[Any] = [s.conn for s in busy] + [s.proc.sentinel for s in busy]
         ready = set(wait(handles, timeout))
         events: list[Event] = []
         for slot in busy:
-            assert slot.batch is not None
             if slot.conn in ready:
                 try:
-                    batch_id, result = slot.conn.recv()
+                    while slot.batches and slot.conn.poll(0):
+                        batch_id, result = slot.conn.recv()
+                        assert batch_id == slot.batches[0]
+                        slot.batches.pop(0)
+                        events.append(Done(batch_id, result))
                 except (EOFError, OSError):
-                    events.append(self._replace(slot))
+                    events.extend(self._replace(slot))
                     continue
-                slot.batch = None
-                events.append(Done(batch_id, result))
-            elif slot.proc.sentinel in ready:
-                events.append(self._replace(slot))
+            if slot.batches and slot.proc.sentinel in ready and not slot.proc.is_alive():
+                events.extend(self._replace(slot))
         return events
 
-    def _replace(self, slot: _Slot) -> Lost:
-        """The worker in ``slot`` died: report its batch, start a new worker in its place."""
-        batch_id = slot.batch
-        assert batch_id is not None
+    def _replace(self, slot: _Slot) -> list[Lost]:
+        """The worker in ``slot`` died: report its batches, start a new worker in its place."""
         old_pid = slot.proc.pid
         slot.proc.join(timeout=5)
         code = slot.proc.exitcode
@@ -250,10 +255,14 @@ class LocalPool:
             f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exit {code}"
         )
         slot.conn.close()
+        lost = [
+            Lost(b, f"worker process {old_pid} was {how}", counts=i == 0)
+            for i, b in enumerate(slot.batches)
+        ]
         new = self._start()
         self._handshake(new)  # a failure here means workers cannot start any more
-        slot.proc, slot.conn, slot.batch = new.proc, new.conn, None
-        return Lost(batch_id, f"worker process {old_pid} was {how}")
+        slot.proc, slot.conn, slot.batches = new.proc, new.conn, []
+        return lost
 
     def worker_pids(self) -> list[int]:
         return [s.proc.pid for s in self._slots if s.proc.pid is not None and s.proc.is_alive()]
@@ -261,10 +270,10 @@ class LocalPool:
     def close(self) -> None:
         for slot in self._slots:
             with contextlib.suppress(OSError, ValueError):
-                if slot.batch is None:
+                if not slot.batches:
                     slot.conn.send(None)
         for slot in self._slots:
-            if slot.batch is not None:  # computing: nobody waits for its answer any more
+            if slot.batches:  # computing: nobody waits for its answer any more
                 with contextlib.suppress(OSError, ValueError):
                     slot.proc.kill()
         for slot in self._slots:
