@@ -14,6 +14,9 @@ settings of tool_arguments_valid/tool_execution and pii_leakage; --scorer MODULE
 scorer, or replaces the recorded one of the same name. A run that recorded no scorer gets
 the built-in ones. Scores the new scorers do not produce (an LLM judge's, a scorer whose
 import path was not recorded or not trusted) are carried over unchanged.
+
+--processes N (or --executor ray) scores on worker processes and writes the same lines;
+exit code 6 when every worker was lost (the new run is removed).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 
 from agenteval.errors import InputError
 from agenteval.executors import Executor, prepare
-from agenteval.executors.driver import drive
+from agenteval.executors.driver import WorkersLostError, drive
 from agenteval.executors.pool import WorkerStartError
 from agenteval.rundir import TRIALS, RunWriter
 from agenteval.runtrials import _parse_trial_line, _ScoreKey, _trial_line
@@ -148,6 +148,9 @@ def rescore_parallel(
             admit=lambda: len(order) < 4 * BATCH * pool.size,
             max_attempts=1_000_000,  # scoring is deterministic: a lost batch simply runs again
         )
+    except WorkersLostError as e:  # the new run is removed: nothing to resume
+        head = e.message.split(";")[0]
+        raise WorkersLostError(f"{head}; the new run was removed: rescore again") from None
     finally:
         pool.close()
     return ids
