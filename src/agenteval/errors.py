@@ -25,6 +25,10 @@ EXIT_NO_ANSWERS = 4
 EXIT_IO = 5
 """The run could not be written (disk full, permission denied); what was written is kept
 and the run can be resumed."""
+EXIT_WORKERS_LOST = 6
+"""``run``/``rescore`` with ``--processes`` or ``--executor ray``: every worker was lost
+(killed, out of memory, the cluster gone); what was written is kept and ``run --resume``
+continues."""
 EXIT_INTERRUPTED = 130
 """Interrupted with Ctrl-C; what was finished is kept and summarised."""
 EXIT_HANGUP = 129

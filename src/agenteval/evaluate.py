@@ -68,10 +68,10 @@ def _as_agent(agent: AgentLike, capture: str = "auto") -> Agent:
                 field="capture",
             )
         return agent  # type: ignore[return-value]
-    from agenteval.agents.python import PythonAgent
+    from agenteval.agents.factory import python_agent  # a function, or a factory of one
 
     if isinstance(agent, str) or callable(agent):
-        return PythonAgent(agent, capture=capture)
+        return python_agent(agent, capture=capture)
     raise InputError(f"agent must be an Agent, 'module:function' or a callable, got {agent!r}")
 
 
@@ -115,6 +115,8 @@ async def aevaluate(
     prices: dict[str, Any] | None = None,
     max_failure_rate: float | None = None,
     capture: str = "auto",
+    processes: int | None = None,
+    executor: Any | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
     from agenteval.report.finish import finish_run
@@ -176,6 +178,8 @@ def evaluate(
     prices: dict[str, Any] | None = None,
     max_failure_rate: float | None = None,
     capture: str = "auto",
+    processes: int | None = None,
+    executor: Any | None = None,
 ) -> Run:
     """Run ``agent`` over ``dataset``, score every trial, and return the run.
 
@@ -203,6 +207,15 @@ def evaluate(
     SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run gracefully as in ``agenteval run``
     (the run comes back with ``interrupted`` set, not checked against
     ``max_failure_rate``).
+
+    ``processes`` (N > 1) runs the trials on N local worker processes, ``executor``
+    ``"ray"`` (or an :class:`agenteval.executors.Executor`, e.g. ``Executor("ray",
+    address="127.0.0.1:6379", runtime_env={...})``) on Ray actors: the same execution
+    layer as ``agenteval run --processes/--executor``; this process stays the one writer.
+    The agent, scorers and judge must be picklable (an InputError naming the first that
+    is not, before the run starts); an agent ``"module:make_agent"`` whose function takes
+    no parameters is a factory, called once per worker (docs/scale.md). Every worker lost:
+    :class:`agenteval.executors.driver.WorkersLostError` (what was written is kept).
 
     Safe to call from inside a running event loop (a notebook): the evaluation then runs on
     its own loop in a helper thread. Use :func:`aevaluate` to stay on your loop.
@@ -247,6 +260,8 @@ _OPTIONS = (
     "judge",
     "prices",
     "capture",
+    "processes",
+    "executor",
 )
 
 
@@ -270,7 +285,11 @@ def _session(
     judge: Any | None,
     prices: dict[str, Any] | None,
     capture: str = "auto",
+    processes: int | None = None,
+    executor: Any | None = None,
 ) -> Session:
+    from agenteval.executors import resolve as resolve_executor
+
     out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
     if out is None:
         out_path = out_path / "run"
@@ -289,6 +308,7 @@ def _session(
         judge=judge,
         prices=prices,
         command="evaluate()",
+        executor=resolve_executor(processes, executor),
     )
 
 

@@ -142,6 +142,16 @@ class RunWriter:
         if self.observer is not None:
             self.observer(trial, scores)
 
+    def append_line(self, line: str) -> None:
+        """Write one finished trial line (``runtrials.trial_line``, made by a worker) and
+        flush it to the OS. The observer is not told (the caller summarises from the file)."""
+        try:
+            self._fh.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (encoding fails before any write)
+            self._fh.write(replace_surrogates(line))
+        self._fh.flush()
+        self.written += 1
+
     def finish(self, summary: dict[str, Any] | None) -> None:
         """Record the summary and the finish time in ``run.json``."""
         self.header.summary = summary

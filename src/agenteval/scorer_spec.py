@@ -124,6 +124,20 @@ class Scorer:
     def __call__(self, case: Any, trial: Any) -> Any:
         return self.fn(case, trial)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (for worker processes) as a recipe: a built-in by name and settings, a
+        function by its import path when it has one, else the function itself."""
+        attrs = {
+            "name": self.name,
+            "threshold": self.threshold,
+            "kind": self.kind,
+            "safety": self.safety,
+            "settings": self.settings,
+            "ref": self.ref,
+        }
+        found = self.ref if self.ref is not None else import_ref(self)
+        return (_unpickle_scorer, (found if found is not None else self.fn, attrs))
+
     def replace(self, **changes: Any) -> Scorer:
         """A copy with some of name, threshold, kind, safety, settings, ref changed."""
         args: dict[str, Any] = {
@@ -229,3 +243,17 @@ def import_ref(obj: Any) -> str | None:
     if found is None or (found is not obj and target is not fn):
         return None
     return f"{module}:{qualname}"
+
+
+def _unpickle_scorer(what: Any, attrs: dict[str, Any]) -> Scorer:
+    """A scorer again from :meth:`Scorer.__reduce__`'s recipe (in a worker process)."""
+    if not isinstance(what, str):
+        return Scorer(what, **attrs)
+    from agenteval.scorers import builtin_scorer
+
+    if what.startswith(BUILTIN_REF):
+        return builtin_scorer(what[len(BUILTIN_REF) :], attrs["settings"]).replace(**attrs)
+    from agenteval._imports import load_callable
+
+    fn = load_callable(what, what="scorer", option=None)
+    return Scorer(fn.fn if isinstance(fn, Scorer) else fn, **attrs)

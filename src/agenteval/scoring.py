@@ -9,6 +9,7 @@ agent.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from agenteval.case import Case
 from agenteval.errors import InputError
@@ -35,6 +36,10 @@ class Scorers:
             seen.add(s.name)
             self.scorers.append(s)
             self._items.append((s.name, s.fn, s.threshold))  # the bare function: no wrapper call
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its scorers (each a recipe, see ``Scorer.__reduce__``)."""
+        return (Scorers, (self.scorers,))
 
     @property
     def names(self) -> list[str]:

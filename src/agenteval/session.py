@@ -87,6 +87,11 @@ class Session:
     inputs: list[tuple[str, Path | None]] = field(default_factory=list)
     """Other input files (prompt template, price table...) ``out`` must not be or contain."""
 
+    executor: Any | None = None
+    """An :class:`agenteval.executors.Executor`: trials run on its workers (None: here)."""
+    _job: Any | None = None
+    """What the workers get (checked picklable by :meth:`open` before the run starts)."""
+
     live: LiveSummary | None = None
     """Fed as trials are written (fresh runs); None after a resume (summary re-read)."""
 
@@ -113,6 +118,10 @@ class Session:
         scorers, repeats, limit and dataset.
         """
         check_out_dir(self.out, [("dataset", self.dataset), *self.inputs])
+        if self.executor is not None:  # what cannot travel to a worker: refused now
+            from agenteval.executors.runjob import run_job_spec
+
+            self._job = run_job_spec(self.agent, self.scorers, self.judge, self.settings)
         if self.resume:
             ref = scan_dataset(self.dataset)
             total = min(ref.cases, self.limit) if self.limit else ref.cases
@@ -222,6 +231,22 @@ class Session:
         """Run the missing trials on the current event loop."""
         items = work_items(self._cases(), self.settings.repeats, done)
         judge: TrialJudge | None = self.judge
+        if self.executor is not None:  # workers compute, this process writes
+            from agenteval.executors.runjob import run_on_workers
+
+            self.live = None  # the summary is read back from trials.jsonl at the end
+            await run_on_workers(
+                self.executor,
+                self._job,
+                items,
+                settings=self.settings,
+                scorers=self.scorers,
+                judge=judge,
+                writer=writer,
+                progress=progress,
+                control=control,
+            )
+            return
         try:
             await self.agent.start()
         except BaseException:

@@ -177,10 +177,25 @@ class PythonAgent:
             self.target = f"{getattr(target, '__module__', '?')}:" + getattr(
                 target, "__qualname__", type(target).__name__
             )
+        self._ref = target if isinstance(target, str) else None
+        self._capture_mode = capture
         self._repeat_mode = _repeat_mode(self.fn, self.target)
         self._async = _is_async(self.fn)
         self._threads: AgentThreads | None = None
         self._capture = capture_source(capture)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (for worker processes) as its import path when it was given one and
+        names a function or class: each worker imports it again. Otherwise (a callable
+        object, or a function passed in) the callable itself is pickled."""
+        plain = inspect.isfunction(self.fn) or inspect.isclass(self.fn) or inspect.ismethod(self.fn)
+        what: Any = self._ref if self._ref is not None and plain else self.fn
+        return (PythonAgent, (what,), {"_capture_mode": self._capture_mode})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if state["_capture_mode"] != self._capture_mode:
+            self._capture_mode = state["_capture_mode"]
+            self._capture = capture_source(self._capture_mode)
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "python", target}``."""

@@ -14,6 +14,9 @@ settings of tool_arguments_valid/tool_execution and pii_leakage; --scorer MODULE
 scorer, or replaces the recorded one of the same name. A run that recorded no scorer gets
 the built-in ones. Scores the new scorers do not produce (an LLM judge's, a scorer whose
 import path was not recorded or not trusted) are carried over unchanged.
+
+--processes N (or --executor ray) scores on worker processes and writes the same lines;
+exit code 6 when every worker was lost (the new run is removed).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from agenteval.cli._common import (
     live_summary,
     scorer_overrides,
 )
+from agenteval.cli._executor_args import executor_from_args
 from agenteval.errors import InputError
 from agenteval.outpaths import check_out_dir
 from agenteval.rundir import (
@@ -73,6 +77,9 @@ def register(sub: Any) -> None:
         " this runs code the run file names: only for runs you trust",
     )
     add_scorer_args(p)
+    from agenteval.cli._executor_args import add_executor_args
+
+    add_executor_args(p)
     p.set_defaults(func=run)
 
 
@@ -170,8 +177,11 @@ class RunCases:
             parsed.popitem(last=False)
         return case
 
-    def check_rest(self) -> None:
-        """Validate every case never asked for; InputError naming the first bad line."""
+    def check_rest(self, seen: set[str] | None = None) -> None:
+        """Validate every case never asked for (here, or in ``seen``: the ids worker
+        processes asked for); InputError naming the first bad line."""
+        if seen is not None:
+            self._seen |= seen
         rest = [(line, cid) for cid, (_, line) in self._where.items() if cid not in self._seen]
         for _, case_id in sorted(rest):
             self.get(case_id)
@@ -207,8 +217,15 @@ def run(args: argparse.Namespace) -> int:
         try:
             with writer:
                 shutil.copyfile(cases.path, out / CASES)
-                live = live_summary(writer)  # reads the tags of the snapshot just copied
-                _rescore(src, writer, cases, scorers)
+                executor = executor_from_args(args)
+                if executor is None:
+                    live = live_summary(writer)  # reads the tags of the snapshot just copied
+                    _rescore(src, writer, cases, scorers)
+                else:  # workers score; the summary is read back from the new trials
+                    from agenteval.cli.rescore_parallel import rescore_parallel
+
+                    live = None
+                    cases.check_rest(seen=rescore_parallel(src, writer, scorers, executor))
                 finish_run(writer, console_for(args), show=not args.quiet, live=live)
         except BaseException:
             _remove_new_run(out, created)

@@ -14,7 +14,8 @@ is 130 (Ctrl-C), 143 (SIGTERM) or 129 (SIGHUP).
 Exit codes: 0 done; 2 unusable input; 4 no trial got an answer, or the share of failed
 trials is above --max-failure-rate (the summary is written); 5 the run could not be
 written (disk full, permission denied: what was written is kept, --resume continues);
-130/143/129 interrupted.
+6 every worker was lost (--processes, --executor ray: what was written is kept, --resume
+continues); 130/143/129 interrupted.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ def register(sub: Any) -> None:
     add_scorer_args(p)
     add_judge_args(p)
     add_benchmark_args(p)
+    from agenteval.cli._executor_args import add_executor_args
+
+    add_executor_args(p)
     p.set_defaults(func=run)
 
 
@@ -157,9 +161,9 @@ def build_agent(args: argparse.Namespace) -> Agent:
             "choose exactly one agent: --agent MODULE:FN, --endpoint URL, or --http-config FILE"
         )
     if args.agent:
-        from agenteval.agents.python import PythonAgent
+        from agenteval.agents.factory import python_agent  # a function, or a factory of one
 
-        return PythonAgent(args.agent, capture=getattr(args, "capture", "auto"))
+        return python_agent(args.agent, capture=getattr(args, "capture", "auto"))
     policy = retry_policy(args)
     if args.http_config:
         from agenteval.agents.http_json import HttpJsonAgent
@@ -225,6 +229,7 @@ def run_session(
 
     Shared by ``run`` and ``run --benchmark`` (one call per suite).
     """
+    from agenteval.cli._executor_args import executor_from_args
     from agenteval.pricing import PriceTable, load_prices
 
     prices = (load_prices(args.prices) if args.prices else PriceTable.default()).to_dict()
@@ -246,6 +251,7 @@ def run_session(
         resume=args.resume,
         prices=prices,
         judge=judge,
+        executor=executor_from_args(args),
         extra_settings={
             **(extra_settings or {}),
             "max_retries": args.max_retries,
