@@ -5,27 +5,37 @@ holds), never SDK objects, so the same mapping serves in-process capture and imp
 traces. Each span is classified once:
 
 - **tool**: ``gen_ai.operation.name = execute_tool``, ``openinference.span.kind = TOOL``,
-  ``langsmith.span.kind = tool`` or ``traceloop.span.kind = tool``;
+  ``langsmith.span.kind = tool`` or ``traceloop.span.kind = tool``; also an OpenInference
+  ``AGENT`` span with a ``tool.name`` (OpenInference's LangChain instrumentation calls any
+  run whose name holds "agent" AGENT, tools included);
 - **retriever**: ``openinference.span.kind = RETRIEVER`` or ``langsmith.span.kind =
   retriever``;
 - **model**: ``gen_ai.operation.name`` one of ``chat``, ``text_completion``,
-  ``generate_content``, ``completion``; ``openinference.span.kind = LLM``;
-  ``langsmith.span.kind = llm``;
+  ``generate_content``, ``completion``; ``openinference.span.kind = LLM`` (or ``AGENT``
+  with ``llm.invocation_parameters``, as above); ``langsmith.span.kind = llm``;
 - anything else (agent, chain, HTTP... spans) is ignored.
 
 A **tool span** becomes one call, in span start order:
 
 - name: ``gen_ai.tool.name``, ``tool.name``, else the span name (less an
-  ``execute_tool `` prefix); id: ``gen_ai.tool.call.id`` or ``tool_call.id``;
+  ``execute_tool `` prefix); id: ``gen_ai.tool.call.id`` or ``tool_call.id``, else the
+  ``tool_call_id`` of a LangChain ``ToolMessage`` result (below), else the id of the
+  model's call it is paired with;
 - arguments: ``gen_ai.tool.call.arguments``, ``tool_arguments`` (PydanticAI's version-2
   format), ``input.value`` (OpenInference), ``gen_ai.prompt`` (LangSmith),
-  ``traceloop.entity.input``, else an event attribute of those names, else the
-  ``tool_call`` part with the same id in a model span's ``gen_ai.output.messages``
-  (or OpenInference ``llm.output_messages``). ``tool.parameters`` is the tool's schema,
-  never the call's arguments;
+  ``traceloop.entity.input``, else an event attribute of those names. When there are none,
+  or they are not a JSON object (OpenInference records a LangChain tool's only string
+  argument as that bare string), they are the arguments of the model's call the span is
+  paired with: the ``tool_call`` part with the same id in a model span's
+  ``gen_ai.output.messages`` (or OpenInference ``llm.output_messages``), else — a span
+  with no id — the earliest not yet paired call of the same name. ``tool.parameters`` is
+  the tool's schema, never the call's arguments;
 - result: ``gen_ai.tool.call.result``, ``tool_response``, ``output.value``,
   ``gen_ai.completion``, ``traceloop.entity.output``, else an event, else the
-  ``tool_call_response`` with the same id in a later model span's input messages;
+  ``tool_call_response`` of the paired call in a later model span's input messages. A
+  LangChain ``ToolMessage`` (OpenInference's ``output.value`` of a LangChain tool, any of
+  its serialised shapes) stands for its ``content``; with ``status: "error"`` that content
+  is the call's error;
 - a span with status ERROR or an ``exception`` event is an **error**, not a result:
   ``error`` is ``"<exception type>: <message>"`` (the last exception event), else the
   status description, else ``"error"``; ``result`` stays None;
@@ -39,8 +49,9 @@ are read from the model spans' messages instead: every ``tool_call`` part of an 
 message, in order, paired by id with ``tool_call_response`` parts of later inputs.
 
 A **retriever span** becomes a call named after the span, with arguments ``{"query":
-input.value}`` and result the list of ``{id, content, score}`` documents
-(``retrieval.documents.N.document.*``), so ``retrieval_recall`` sees the document ids —
+input.value}`` and result the list of documents, each with the fields recorded
+(``retrieval.documents.N.document.*``: ``id``, ``content``, ``score``, ``metadata``), so
+``retrieval_recall`` sees the document ids —
 unless it runs inside a tool span (a retriever wrapped as a tool): that tool's call
 already stands for it.
 
