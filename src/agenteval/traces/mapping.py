@@ -185,9 +185,9 @@ class _Own:
 
     @property
     def complete(self) -> bool:
-        """Object arguments, and a result or an error: no model message is needed."""
+        """An id, object arguments, and a result or an error: no model message is needed."""
         done = self.has_result or self.error is not None
-        return self.has_args and isinstance(self.args, dict) and done
+        return self.id is not None and self.has_args and isinstance(self.args, dict) and done
 
 
 def _own(s: SpanRecord) -> _Own:

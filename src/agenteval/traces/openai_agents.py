@@ -19,6 +19,11 @@ reads (:func:`span_record`):
 - a **response** span (Responses API) and a **generation** span (chat completions) are
   model calls: the model (the response's, else the generation's) and its ``usage``
   (``input_tokens``, ``output_tokens``; cached and reasoning tokens go to token details);
+  the calls the model asked for (the response's ``function_call`` items, else the
+  generation's output messages) as ``gen_ai.output.messages``, and the function tools the
+  request offered (the response echoes them) as ``gen_ai.tool.definitions``. A function
+  span carries no call id: the mapping pairs it with the model's call of the same name,
+  in order, and takes that call's id;
 - every other span (agent, turn, handoff, guardrail...) is ignored.
 
 Nothing is seen when the SDK's tracing is disabled (``OPENAI_AGENTS_DISABLE_TRACING=1``
@@ -208,8 +213,47 @@ def _attributes(data: Any) -> dict[str, Any]:
             a["gen_ai.response.model"] = str(model)
         usage = getattr(data, "usage", None)
         a.update(_usage_attrs(usage if usage is not None else _get(response, "usage")))
+        output = getattr(data, "output", None)  # a generation's chat messages
+        calls = _response_calls(response)
+        if calls:
+            a["gen_ai.output.messages"] = [{"role": "assistant", "parts": calls}]
+        elif isinstance(output, list | tuple):
+            a["gen_ai.output.messages"] = list(output)
+        tools = _response_tools(response)
+        if tools:
+            a["gen_ai.tool.definitions"] = tools
         return a
     return {}
+
+
+def _response_calls(response: Any) -> list[dict[str, Any]]:
+    """The ``function_call`` items of a Responses API response, as GenAI ``tool_call``
+    parts (their ``call_id`` is the id the model gave the call)."""
+    parts = []
+    for item in _get(response, "output") or ():
+        if _get(item, "type") == "function_call":
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": _get(item, "call_id"),
+                    "name": _get(item, "name"),
+                    "arguments": _get(item, "arguments"),
+                }
+            )
+    return parts
+
+
+def _response_tools(response: Any) -> list[dict[str, Any]]:
+    """The function tools a Responses API request offered (the response echoes them)."""
+    out = []
+    for t in _get(response, "tools") or ():
+        if _get(t, "type") == "function" and _get(t, "name"):
+            d: dict[str, Any] = {"name": _get(t, "name")}
+            d["parameters"] = _get(t, "parameters") or {"type": "object"}
+            if _get(t, "description"):
+                d["description"] = _get(t, "description")
+            out.append(d)
+    return out
 
 
 def _error_text(error: Any) -> str:
