@@ -38,13 +38,13 @@ import importlib.metadata
 import importlib.util
 import sys
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from agenteval.traces.mapping import trajectory_from_spans
-from agenteval.traces.records import SpanRecord, Trajectory
+from agenteval.traces.capture import SpanListTrial, collect_spans
+from agenteval.traces.records import SpanRecord
 
 __all__ = ["OpenAIAgentsCapture", "sdk_available", "sdk_loaded", "span_record"]
 
@@ -116,16 +116,6 @@ def _attach() -> bool:
         return True
 
 
-class _SdkTrial:
-    __slots__ = ("spans",)
-
-    def __init__(self) -> None:
-        self.spans: list[Any] = []
-
-    def trajectory(self) -> Trajectory:
-        return trajectory_from_spans(span_record(s) for s in list(self.spans))
-
-
 class OpenAIAgentsCapture:
     """Capture through an OpenAI Agents SDK trace processor (module docstring).
 
@@ -146,18 +136,9 @@ class OpenAIAgentsCapture:
             self._attached = _attach()
         return self._attached
 
-    @contextmanager
-    def trial(self) -> Iterator[_SdkTrial]:
+    def trial(self) -> AbstractContextManager[SpanListTrial]:
         """Collect the SDK spans started in this context until the block ends."""
-        t = _SdkTrial()
-        if not self.attached:
-            yield t
-            return
-        token = _CURRENT.set(t.spans)
-        try:
-            yield t
-        finally:
-            _CURRENT.reset(token)
+        return collect_spans(_CURRENT, self.attached, span_record)
 
 
 def _ns(iso: Any) -> int | None:
