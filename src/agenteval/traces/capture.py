@@ -262,10 +262,11 @@ def _hex(n: int, width: int) -> str:
 
 
 def _attributes(span: Any) -> Mapping[str, Any]:
-    """An ended span's attributes as they are (they no longer change); an open span's
-    copied, since the agent (a timed-out sync agent's thread) may still be writing."""
+    """A span's attributes as a plain dict: the mapping scans them several times, and the
+    SDK's read-only mapping is slow to iterate. An open span's copy is retried, since the
+    agent (a timed-out sync agent's thread) may still be writing."""
     if span.end_time is not None:
-        return span.attributes or {}
+        return dict(span.attributes or {})
     for _ in range(3):
         try:
             return dict(span.attributes or {})

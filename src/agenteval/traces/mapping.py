@@ -155,11 +155,13 @@ def _tool_name(s: SpanRecord) -> str:
     return s.name.removeprefix("execute_tool ").strip() or s.name
 
 
-def _message_calls(models: list[SpanRecord]) -> list[ToolCall]:
-    """Calls requested in output messages, results from (later) input messages."""
+def _message_calls(models: list[SpanRecord], results: bool = True) -> list[ToolCall]:
+    """Calls requested in output messages, results from (later) input messages (read only
+    when ``results``)."""
     msgs: list[Any] = []
     for s in models:
-        msgs.extend(_messages(s, "input"))
+        if results:
+            msgs.extend(_messages(s, "input"))
         msgs.extend(_messages(s, "output"))
     return calls_from_messages(msgs)
 
@@ -400,7 +402,8 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     owns = [_own(s) for s in tools]
     # The model spans' messages are read only when some tool span lacks its content.
     need = not tools or any(not o.complete for o in owns)
-    from_messages = _message_calls(models) if models and need else []
+    results = not tools or any(not o.has_result and o.error is None for o in owns)
+    from_messages = _message_calls(models, results) if models and need else []
     calls: list[tuple[int, ToolCall]] = []
     if tools:
         seen = _pair(owns, [_tool_name(s) for s in tools], from_messages)
