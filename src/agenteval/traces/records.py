@@ -29,6 +29,7 @@ class SpanRecord:
     """A finished (or still open) span, as plain data.
 
     ``status`` is ``"unset"``, ``"ok"`` or ``"error"``; ``end_ns`` is None while open.
+    Ids are lowercase hex (32 characters for a trace, 16 for a span).
     """
 
     name: str
@@ -41,6 +42,8 @@ class SpanRecord:
     events: tuple[SpanEvent, ...] = ()
     status: str = "unset"
     status_message: str | None = None
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    """Attributes of the resource that emitted the span (``service.name``...), when known."""
 
 
 @dataclass(slots=True)

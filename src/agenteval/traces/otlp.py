@@ -1,0 +1,404 @@
+"""OTLP trace payloads → :class:`SpanRecord` values (the input of the span mapping).
+
+One decoder for everything that arrives as OTLP: a receiver's ``/v1/traces`` request
+body, a Collector file-exporter line, a saved ``ExportTraceServiceRequest``.
+
+- **JSON** (``application/json``): the OTLP/JSON encoding — ``resourceSpans`` →
+  ``scopeSpans`` (or the older ``instrumentationLibrarySpans``) → ``spans``; keys in
+  lowerCamelCase or snake_case. Trace and span ids may be **hex** (what the OTLP/JSON
+  spec says) or **base64** (what a generic protobuf-to-JSON mapping writes); a 32/16-char
+  hex id is read as hex, anything else as base64. Times are integers or decimal strings
+  of nanoseconds. ``status.code`` is the number (0/1/2) or the enum name
+  (``STATUS_CODE_ERROR``).
+- **Protobuf** (``application/x-protobuf``): a serialized ``ExportTraceServiceRequest``;
+  needs ``opentelemetry-proto`` (extra ``otel``).
+
+Attribute values become plain Python: strings, bools, ints, floats, lists (arrays),
+dicts (key-value lists) and ``bytes``. Resource attributes are kept on each span
+(``SpanRecord.resource``), so ``service.name`` survives.
+
+Malformed input raises :class:`~agenteval.errors.InputError` naming where (the
+``where`` argument: a file and line, or "request body") and the field path, e.g.
+``traces.jsonl:3: field 'resourceSpans[0].scopeSpans[1].spans[4].spanId': not a hex or
+base64 id``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from agenteval.errors import InputError
+from agenteval.traces.records import SpanEvent, SpanRecord
+
+__all__ = ["decode_body", "decode_json", "decode_protobuf", "read_file"]
+
+_STATUS = {0: "unset", 1: "ok", 2: "error"}
+_STATUS_NAMES = {
+    "STATUS_CODE_UNSET": "unset",
+    "STATUS_CODE_OK": "ok",
+    "STATUS_CODE_ERROR": "error",
+}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+class _Bad(Exception):
+    """A malformed field: ``path`` (dotted) and what is wrong."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+def _get(d: Mapping[str, Any], camel: str, snake: str) -> Any:
+    v = d.get(camel)
+    return d.get(snake) if v is None else v
+
+
+def _id(value: Any, size: int, path: str, *, optional: bool = False) -> str | None:
+    """An id as lowercase hex of ``size`` bytes (hex or base64 input); "" / None → None."""
+    if value is None or value == "":
+        if optional:
+            return None
+        raise _Bad(path, "missing")
+    if not isinstance(value, str):
+        raise _Bad(path, "must be a string")
+    if len(value) == 2 * size and _HEX.issuperset(value):
+        raw = bytes.fromhex(value)
+    else:
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise _Bad(path, "not a hex or base64 id") from None
+        if len(raw) != size:
+            raise _Bad(path, f"a {size}-byte id is expected, got {len(raw)} bytes") from None
+    if not any(raw):
+        if optional:
+            return None
+        raise _Bad(path, "all-zero id")
+    return raw.hex()
+
+
+def _nanos(value: Any, path: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise _Bad(path, "must be an integer (nanoseconds)")
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, str) and value.isdigit():
+        n = int(value)
+    else:
+        raise _Bad(path, "must be an integer (nanoseconds)")
+    return n or None
+
+
+def _any_value(v: Any, path: str) -> Any:
+    if not isinstance(v, Mapping):
+        raise _Bad(path, "must be an AnyValue object")
+    for key, conv in _ANY.items():
+        alt = _SNAKE_ANY[key]
+        if key in v or alt in v:
+            return conv(v[key] if key in v else v[alt], path)
+    return None  # an empty AnyValue
+
+
+def _int_value(x: Any, path: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, int | str):
+        raise _Bad(path, "intValue must be an integer")
+    try:
+        return int(x)
+    except ValueError:
+        raise _Bad(path, "intValue must be an integer") from None
+
+
+def _double_value(x: Any, path: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, int | float | str):
+        raise _Bad(path, "doubleValue must be a number")
+    try:
+        return float(x)
+    except ValueError:
+        raise _Bad(path, "doubleValue must be a number") from None
+
+
+def _array_value(x: Any, path: str) -> list[Any]:
+    values = x.get("values", []) if isinstance(x, Mapping) else None
+    if not isinstance(values, list):
+        raise _Bad(path, "arrayValue.values must be a list")
+    return [_any_value(item, f"{path}[{i}]") for i, item in enumerate(values)]
+
+
+def _kvlist_value(x: Any, path: str) -> dict[str, Any]:
+    values = x.get("values", []) if isinstance(x, Mapping) else None
+    if not isinstance(values, list):
+        raise _Bad(path, "kvlistValue.values must be a list")
+    return _attributes(values, path)
+
+
+def _bytes_value(x: Any, path: str) -> bytes:
+    try:
+        return base64.b64decode(x, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        raise _Bad(path, "bytesValue must be base64") from None
+
+
+def _string_value(x: Any, path: str) -> str:
+    if not isinstance(x, str):
+        raise _Bad(path, "stringValue must be a string")
+    return x
+
+
+def _bool_value(x: Any, path: str) -> bool:
+    if not isinstance(x, bool):
+        raise _Bad(path, "boolValue must be true or false")
+    return x
+
+
+_ANY: dict[str, Any] = {
+    "stringValue": _string_value,
+    "boolValue": _bool_value,
+    "intValue": _int_value,
+    "doubleValue": _double_value,
+    "arrayValue": _array_value,
+    "kvlistValue": _kvlist_value,
+    "bytesValue": _bytes_value,
+}
+_SNAKE_ANY = {k: k[0 : k.index("V")] + "_value" for k in _ANY}
+
+
+def _attributes(items: Any, path: str) -> dict[str, Any]:
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise _Bad(path, "must be a list of {key, value}")
+    out: dict[str, Any] = {}
+    for i, kv in enumerate(items):
+        p = f"{path}[{i}]"
+        if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
+            raise _Bad(p, "must be {key, value} with a string key")
+        out[kv["key"]] = _any_value(kv.get("value", {}), f"{p}.value")
+    return out
+
+
+def _status(st: Any, path: str) -> tuple[str, str | None]:
+    if st is None:
+        return "unset", None
+    if not isinstance(st, Mapping):
+        raise _Bad(path, "must be an object")
+    code = st.get("code", 0)
+    if isinstance(code, str) and code in _STATUS_NAMES:
+        status = _STATUS_NAMES[code]
+    elif isinstance(code, int) and not isinstance(code, bool) and code in _STATUS:
+        status = _STATUS[code]
+    else:
+        raise _Bad(f"{path}.code", "must be 0, 1, 2 or a STATUS_CODE_* name")
+    message = st.get("message") or None
+    return status, message if isinstance(message, str) else None
+
+
+def _span(s: Any, path: str, resource: Mapping[str, Any]) -> SpanRecord:
+    if not isinstance(s, Mapping):
+        raise _Bad(path, "must be an object")
+    name = s.get("name", "")
+    if not isinstance(name, str):
+        raise _Bad(f"{path}.name", "must be a string")
+    events = []
+    raw_events = s.get("events") or []
+    if not isinstance(raw_events, list):
+        raise _Bad(f"{path}.events", "must be a list")
+    for i, e in enumerate(raw_events):
+        ep = f"{path}.events[{i}]"
+        if not isinstance(e, Mapping):
+            raise _Bad(ep, "must be an object")
+        ename = e.get("name", "")
+        events.append(
+            SpanEvent(
+                ename if isinstance(ename, str) else str(ename),
+                _attributes(e.get("attributes"), f"{ep}.attributes"),
+                _nanos(_get(e, "timeUnixNano", "time_unix_nano"), f"{ep}.timeUnixNano"),
+            )
+        )
+    status, message = _status(s.get("status"), f"{path}.status")
+    return SpanRecord(
+        name=name,
+        span_id=_id(_get(s, "spanId", "span_id"), 8, f"{path}.spanId") or "",
+        trace_id=_id(_get(s, "traceId", "trace_id"), 16, f"{path}.traceId") or "",
+        parent_id=_id(
+            _get(s, "parentSpanId", "parent_span_id"), 8, f"{path}.parentSpanId", optional=True
+        ),
+        start_ns=_nanos(
+            _get(s, "startTimeUnixNano", "start_time_unix_nano"), f"{path}.startTimeUnixNano"
+        ),
+        end_ns=_nanos(_get(s, "endTimeUnixNano", "end_time_unix_nano"), f"{path}.endTimeUnixNano"),
+        attributes=_attributes(s.get("attributes"), f"{path}.attributes"),
+        events=tuple(events),
+        status=status,
+        status_message=message,
+        resource=resource,
+    )
+
+
+def _walk_json(doc: Any) -> Iterator[SpanRecord]:
+    if not isinstance(doc, Mapping):
+        raise _Bad("", "an OTLP ExportTraceServiceRequest object is expected")
+    rss = _get(doc, "resourceSpans", "resource_spans")
+    if rss is None:
+        raise _Bad("resourceSpans", "missing (not an OTLP trace export)")
+    if not isinstance(rss, list):
+        raise _Bad("resourceSpans", "must be a list")
+    for i, rs in enumerate(rss):
+        rp = f"resourceSpans[{i}]"
+        if not isinstance(rs, Mapping):
+            raise _Bad(rp, "must be an object")
+        res = rs.get("resource") or {}
+        if not isinstance(res, Mapping):
+            raise _Bad(f"{rp}.resource", "must be an object")
+        resource = _attributes(res.get("attributes"), f"{rp}.resource.attributes")
+        scopes = _get(rs, "scopeSpans", "scope_spans")
+        key = "scopeSpans"
+        if scopes is None:
+            scopes = _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")
+            key = "instrumentationLibrarySpans"
+        if not isinstance(scopes or [], list):
+            raise _Bad(f"{rp}.{key}", "must be a list")
+        for j, ss in enumerate(scopes or []):
+            sp = f"{rp}.{key}[{j}]"
+            spans = ss.get("spans") if isinstance(ss, Mapping) else None
+            if not isinstance(spans or [], list):
+                raise _Bad(f"{sp}.spans", "must be a list")
+            for k, s in enumerate(spans or []):
+                yield _span(s, f"{sp}.spans[{k}]", resource)
+
+
+def decode_json(doc: Any, where: str = "request body") -> list[SpanRecord]:
+    """The spans of one parsed OTLP/JSON ``ExportTraceServiceRequest``."""
+    try:
+        return list(_walk_json(doc))
+    except _Bad as e:
+        raise InputError(e.message, file=where, field=e.path or None) from None
+
+
+def _pb_value(v: Any) -> Any:
+    kind = v.WhichOneof("value")
+    if kind is None:
+        return None
+    x = getattr(v, kind)
+    if kind == "array_value":
+        return [_pb_value(i) for i in x.values]
+    if kind == "kvlist_value":
+        return {kv.key: _pb_value(kv.value) for kv in x.values}
+    return x
+
+
+def _pb_attrs(items: Any) -> dict[str, Any]:
+    return {kv.key: _pb_value(kv.value) for kv in items}
+
+
+def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord]:
+    """The spans of one serialized protobuf ``ExportTraceServiceRequest``."""
+    try:
+        from google.protobuf.message import DecodeError
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+    except ImportError:
+        raise InputError(
+            "reading OTLP protobuf needs opentelemetry-proto: pip install 'agenteval[otel]'",
+            file=where,
+        ) from None
+    req = ExportTraceServiceRequest()
+    try:
+        req.ParseFromString(data)
+    except DecodeError as e:
+        raise InputError(
+            f"not an OTLP protobuf ExportTraceServiceRequest ({e})", file=where
+        ) from None
+    out: list[SpanRecord] = []
+    for i, rs in enumerate(req.resource_spans):
+        resource = _pb_attrs(rs.resource.attributes)
+        for j, ss in enumerate(rs.scope_spans):
+            for k, s in enumerate(ss.spans):
+                path = f"resource_spans[{i}].scope_spans[{j}].spans[{k}]"
+                for name, value, size in (("trace_id", s.trace_id, 16), ("span_id", s.span_id, 8)):
+                    if len(value) != size or not any(value):
+                        raise InputError(
+                            f"a non-zero {size}-byte id is expected, got {len(value)} bytes",
+                            file=where,
+                            field=f"{path}.{name}",
+                        )
+                code = _STATUS.get(s.status.code, "unset")
+                out.append(
+                    SpanRecord(
+                        name=s.name,
+                        span_id=s.span_id.hex(),
+                        trace_id=s.trace_id.hex(),
+                        parent_id=s.parent_span_id.hex() or None,
+                        start_ns=s.start_time_unix_nano or None,
+                        end_ns=s.end_time_unix_nano or None,
+                        attributes=_pb_attrs(s.attributes),
+                        events=tuple(
+                            SpanEvent(e.name, _pb_attrs(e.attributes), e.time_unix_nano or None)
+                            for e in s.events
+                        ),
+                        status=code,
+                        status_message=s.status.message or None,
+                        resource=resource,
+                    )
+                )
+    return out
+
+
+def decode_body(body: bytes, content_type: str, where: str = "request body") -> list[SpanRecord]:
+    """The spans of an OTLP/HTTP ``/v1/traces`` request body, by its content type
+    (``application/json``, else protobuf)."""
+    if content_type.split(";", 1)[0].strip().lower() == "application/json":
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise InputError(f"not JSON ({e})", file=where) from None
+        return decode_json(doc, where)
+    return decode_protobuf(body, where)
+
+
+def read_file(path: str | Path) -> Iterator[SpanRecord]:
+    """Every span of an OTLP file: JSON lines (one request per line, as the Collector's
+    file exporter writes), one JSON document, or one serialized protobuf request.
+
+    The kind is told from the content: text starting with ``{`` is JSON, else protobuf.
+    Blank lines are skipped; a bad line raises with its line number.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
+    if data.lstrip()[:1] != b"{":
+        yield from decode_protobuf(data, str(p))
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=p) from None
+    try:  # one (possibly pretty-printed) document
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if doc is not None:
+        yield from decode_json(doc, str(p))
+        return
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
+        try:
+            yield from _walk_json(doc)
+        except _Bad as e:
+            raise InputError(e.message, file=p, line=n, field=e.path or None) from None
