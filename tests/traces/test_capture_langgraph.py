@@ -91,16 +91,19 @@ def _env(extra: Path | None = None) -> dict[str, str]:
 @pytest.fixture(scope="module", params=["answer", "aanswer"])
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One ``agenteval run --concurrency 8`` over every case (sync, then async agent)."""
-    from conftest import run_cli
-
     tmp = tmp_path_factory.mktemp(request.param)
     cases = tmp / "cases.jsonl"
     cases.write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
     agent = f"langgraph_shop:{request.param}"
-    proc = run_cli(
-        "run", cases, "--agent", agent, "--out", tmp / "run", "--concurrency", "8",
-        cwd=tmp, env=_env(),
-    )  # fmt: skip
+    args = ["run", str(cases), "--agent", agent, "--out", str(tmp / "run"), "--concurrency", "8"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "agenteval", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+        env={**os.environ, **_env()},
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     lines = (tmp / "run" / "trials.jsonl").read_text(encoding="utf-8").splitlines()
     return {t["case_id"]: t for t in map(json.loads, lines)}
