@@ -39,7 +39,7 @@ from typing import Any
 
 from agenteval.trial import ToolCall
 
-__all__ = ["calls_from_messages"]
+__all__ = ["calls_from_messages", "unwrap_message"]
 
 
 @dataclass(slots=True)
@@ -99,8 +99,9 @@ def _text(content: Any) -> Any:
     return content
 
 
-def _unwrap(msg: dict[str, Any]) -> dict[str, Any]:
-    """LangChain's serialised shapes, flattened to the plain message dict."""
+def unwrap_message(msg: dict[str, Any]) -> dict[str, Any]:
+    """LangChain's serialised shapes (``{"lc": 1, "kwargs"}``, ``{"type", "data"}``),
+    flattened to the plain message dict; any other dict as is."""
     kwargs = msg.get("kwargs")
     if msg.get("lc") == 1 and isinstance(kwargs, dict):
         ident = msg.get("id")
@@ -118,7 +119,7 @@ def _unwrap(msg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_message(r: _Reader, raw: dict[str, Any]) -> None:
-    msg = _unwrap(raw)
+    msg = unwrap_message(raw)
     role = msg.get("role") or msg.get("type")
     # OpenAI / LangChain tool calls on the message itself.
     for tc in msg.get("tool_calls") or ():

@@ -112,7 +112,16 @@ def test_two_step_trajectory_with_arguments_results_usage_and_scores(
     ]
     assert all(c.started_at and c.duration_s is not None for c in rec.tool_calls)
     assert rec.tool_calls[0].started_at < rec.tool_calls[1].started_at  # type: ignore[operator]
+    # the ids the model gave the calls (the response's function_call items): function
+    # spans carry none
+    assert [c.id for c in rec.tool_calls] == ["call_1", "call_2"]
     assert rec.metadata["trajectory_source"] == "openai-agents"
+    # the tools the request offered, echoed by the response
+    assert rec.tools is not None
+    tools = {d["name"]: d for d in rec.tools}
+    assert set(tools) == {"find_customer", "count_orders", "refund"}
+    assert tools["count_orders"]["description"] == "Orders of a customer."
+    assert tools["count_orders"]["parameters"]["properties"]["customer_id"]["type"] == "integer"
     (usage,) = rec.usage
     # three model turns; the fake server counts words: 1 + 1 output tokens for the calls,
     # 2 for "echo: 30"
@@ -123,7 +132,51 @@ def test_two_step_trajectory_with_arguments_results_usage_and_scores(
     assert values["tool_selection"] == 1.0
     assert values["trajectory_order"] == 1.0
     assert values["tool_execution"] == 1.0
+    assert values["tool_arguments_valid"] == 1.0
     assert values["tool_faithfulness"] == 1.0  # 30 is a tool result
+
+
+def test_bad_arguments_are_judged_against_the_captured_tools(tmp_path: Path, base_url: str) -> None:
+    """The SDK rejects the call itself; tool_arguments_valid names the bad field."""
+    agent = shop(base_url)
+
+    async def answer(case: Case) -> str:
+        return str((await Runner.run(agent, str(case.input))).final_output)
+
+    case = {"id": "b", "input": script(("count_orders", {"customer_id": "many"}))}
+    (rec,) = trials([case], answer, tmp_path)
+    (call,) = rec.tool_calls
+    assert (call.id, call.arguments) == ("call_1", {"customer_id": "many"})
+    assert call.result is None and call.error is not None
+    s = rec.scores["tool_arguments_valid"]
+    assert s.value == 0.0 and "#1 count_orders: at $.customer_id" in s.reason  # type: ignore[operator]
+
+
+@function_tool
+def lookup(query: str) -> str:
+    """Look something up."""
+    return f"found {len(query)}"
+
+
+def test_chat_completions_calls_get_the_models_ids(tmp_path: Path, base_url: str) -> None:
+    """Generation spans (chat completions): the call id comes from their output messages.
+    The fake server's ``tool_call`` fault makes one call of the first tool, then answers."""
+    from agents import OpenAIChatCompletionsModel
+
+    model = OpenAIChatCompletionsModel("gpt-fake", AsyncOpenAI(base_url=base_url, api_key="t"))
+    agent = Agent(name="chat", tools=[lookup], model=model)
+
+    async def answer(case: Case) -> str:
+        return str((await Runner.run(agent, str(case.input))).final_output)
+
+    question = f"chat-ids-{os.getpid()} [[fault:tool_call:1]]"
+    (rec,) = trials([{"id": "c", "input": question}], answer, tmp_path)
+    (call,) = rec.tool_calls
+    assert call.name == "lookup" and call.arguments == {"query": question}
+    assert call.result == f"found {len(question)}"
+    assert call.id is not None and re.fullmatch(r"call_\d+", call.id), call.id
+    assert rec.output == f"echo: found {len(question)}"
+    assert rec.tools is None  # generation spans do not carry the tools offered
 
 
 def test_scorers_see_a_wrong_trajectory(tmp_path: Path, base_url: str) -> None:
@@ -343,7 +396,10 @@ def test_docs_page_runs_and_records_every_call(tmp_path: Path, base_url: str, cl
             ("count_orders", {"customer_id": len(name)}),
         ]
         assert t["tool_calls"][1]["result"] == orders
+        assert [c["id"] for c in t["tool_calls"]] == ["call_1", "call_2"]
+        assert {d["name"] for d in t["tools"]} == {"find_customer", "count_orders"}
         assert t["scores"]["trajectory_order"]["value"] == 1.0
+        assert t["scores"]["tool_arguments_valid"]["value"] == 1.0
         assert t["usage"][0]["model"] == "gpt-4o-mini"
 
 

@@ -321,3 +321,45 @@ def test_plain_records_unfinished_spans_and_active_time_union() -> None:
     )
     assert t.usage == []  # model spans without token counts add no usage
     assert trajectory_from_spans([]).empty
+
+
+def test_openinference_langchain_tool_spans_pair_with_the_models_calls() -> None:
+    """As OpenInference's LangChain instrumentation records them: a bare string input (a
+    tool's only argument), a serialised ToolMessage output (its tool_call_id, its status);
+    a span with no output and no id pairs with the earliest unpaired call of its name."""
+
+    def tool(span_id: str, start: int, name: str, inp: str, out: Any = None) -> SpanRecord:
+        attrs: dict[str, Any] = {
+            "openinference.span.kind": "TOOL",
+            "tool.name": name,
+            "input.value": inp,
+        }
+        if out is not None:
+            attrs["output.value"] = json.dumps(out)
+        return SpanRecord(name, span_id, start_ns=start, end_ns=start + 1, attributes=attrs)
+
+    def message(call_id: str, content: str, status: str = "success") -> dict[str, Any]:
+        data = {"content": content, "tool_call_id": call_id, "status": status, "type": "tool"}
+        return {"type": "tool", "data": data}
+
+    llm_attrs: dict[str, Any] = {"openinference.span.kind": "LLM"}
+    for i, (cid, name, args) in enumerate(
+        [("c1", "find", {"name": "Ada"}), ("c2", "find", {"name": "Bo"}), ("c3", "find", {})]
+    ):
+        pre = f"llm.output_messages.{i}.message.tool_calls.0.tool_call."
+        llm_attrs[pre + "id"] = cid
+        llm_attrs[pre + "function.name"] = name
+        llm_attrs[pre + "function.arguments"] = json.dumps(args)
+    llm = SpanRecord("llm", "m", start_ns=0, end_ns=1, attributes=llm_attrs)
+    spans = [
+        llm,
+        tool("a", 10, "find", "Bo", message("c2", '{"id": 2}')),
+        tool("b", 20, "find", "Ada"),  # no output, no id: the first unpaired "find", c1
+        tool("c", 30, "find", "{}", {"lc": 1, "kwargs": message("c3", "gone", "error")["data"]}),
+    ]
+    calls = trajectory_from_spans(spans).tool_calls
+    assert [(c.id, c.arguments, c.result, c.error) for c in calls] == [
+        ("c2", {"name": "Bo"}, {"id": 2}, None),
+        ("c1", {"name": "Ada"}, None, None),
+        ("c3", {}, None, "gone"),
+    ]

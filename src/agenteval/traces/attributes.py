@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agenteval.traces.records import SpanRecord
+from agenteval.transcripts import unwrap_message
 
 
 def json_value(v: Any) -> Any:
@@ -74,3 +75,15 @@ def openinference_messages(a: Mapping[str, Any], prefix: str) -> list[Any]:
             m["tool_calls"] = [calls[j] for j in sorted(calls)]
         msgs.append(m)
     return msgs
+
+
+def tool_message(v: Any) -> Mapping[str, Any] | None:
+    """A LangChain ``ToolMessage`` dict (what OpenInference's LangChain instrumentation
+    records as a tool span's ``output.value``), flattened from its serialised shapes;
+    None for anything else."""
+    if not isinstance(v, dict):
+        return None
+    m = unwrap_message(v)
+    if m.get("type") != "tool" or "content" not in m:
+        return None
+    return m

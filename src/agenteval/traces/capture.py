@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any, Protocol
 
 from agenteval.errors import InputError
@@ -39,8 +39,10 @@ __all__ = [
     "CaptureSource",
     "Captures",
     "OtelCapture",
+    "SpanListTrial",
     "TrialCapture",
     "capture_source",
+    "collect_spans",
     "otel_available",
     "span_record",
 ]
@@ -202,14 +204,37 @@ def _attach() -> bool:
         return False
 
 
-class _OtelTrial:
-    __slots__ = ("spans",)
+class SpanListTrial:
+    """One trial's spans: SDK span objects a span processor appends (from the context that
+    starts them), mapped to a trajectory on demand with ``record`` (SDK span → record)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_record", "spans")
+
+    def __init__(self, record: Callable[[Any], SpanRecord]) -> None:
         self.spans: list[Any] = []
+        self._record = record
 
     def trajectory(self) -> Trajectory:
-        return trajectory_from_spans(span_record(s) for s in list(self.spans))
+        return trajectory_from_spans(self._record(s) for s in list(self.spans))
+
+
+@contextmanager
+def collect_spans(
+    current: contextvars.ContextVar[list[Any] | None],
+    attached: bool,
+    record: Callable[[Any], SpanRecord],
+) -> Iterator[SpanListTrial]:
+    """A trial's span list, set as ``current`` in this context until the block ends; when
+    the processor is not ``attached`` nothing is set and the list stays empty."""
+    t = SpanListTrial(record)
+    if not attached:
+        yield t
+        return
+    token = current.set(t.spans)
+    try:
+        yield t
+    finally:
+        current.reset(token)
 
 
 class OtelCapture:
@@ -227,18 +252,9 @@ class OtelCapture:
             self._attached = _attach()
         return self._attached
 
-    @contextmanager
-    def trial(self) -> Iterator[_OtelTrial]:
+    def trial(self) -> AbstractContextManager[SpanListTrial]:
         """Collect the spans started in this context until the block ends."""
-        t = _OtelTrial()
-        if not self.attached:
-            yield t
-            return
-        token = _CURRENT.set(t.spans)
-        try:
-            yield t
-        finally:
-            _CURRENT.reset(token)
+        return collect_spans(_CURRENT, self.attached, span_record)
 
 
 def _hex(n: int, width: int) -> str:
@@ -246,10 +262,11 @@ def _hex(n: int, width: int) -> str:
 
 
 def _attributes(span: Any) -> Mapping[str, Any]:
-    """An ended span's attributes as they are (they no longer change); an open span's
-    copied, since the agent (a timed-out sync agent's thread) may still be writing."""
+    """A span's attributes as a plain dict: the mapping scans them several times, and the
+    SDK's read-only mapping is slow to iterate. An open span's copy is retried, since the
+    agent (a timed-out sync agent's thread) may still be writing."""
     if span.end_time is not None:
-        return span.attributes or {}
+        return dict(span.attributes or {})
     for _ in range(3):
         try:
             return dict(span.attributes or {})

@@ -5,27 +5,37 @@ holds), never SDK objects, so the same mapping serves in-process capture and imp
 traces. Each span is classified once:
 
 - **tool**: ``gen_ai.operation.name = execute_tool``, ``openinference.span.kind = TOOL``,
-  ``langsmith.span.kind = tool`` or ``traceloop.span.kind = tool``;
+  ``langsmith.span.kind = tool`` or ``traceloop.span.kind = tool``; also an OpenInference
+  ``AGENT`` span with a ``tool.name`` (OpenInference's LangChain instrumentation calls any
+  run whose name holds "agent" AGENT, tools included);
 - **retriever**: ``openinference.span.kind = RETRIEVER`` or ``langsmith.span.kind =
   retriever``;
 - **model**: ``gen_ai.operation.name`` one of ``chat``, ``text_completion``,
-  ``generate_content``, ``completion``; ``openinference.span.kind = LLM``;
-  ``langsmith.span.kind = llm``;
+  ``generate_content``, ``completion``; ``openinference.span.kind = LLM`` (or ``AGENT``
+  with ``llm.invocation_parameters``, as above); ``langsmith.span.kind = llm``;
 - anything else (agent, chain, HTTP... spans) is ignored.
 
 A **tool span** becomes one call, in span start order:
 
 - name: ``gen_ai.tool.name``, ``tool.name``, else the span name (less an
-  ``execute_tool `` prefix); id: ``gen_ai.tool.call.id`` or ``tool_call.id``;
+  ``execute_tool `` prefix); id: ``gen_ai.tool.call.id`` or ``tool_call.id``, else the
+  ``tool_call_id`` of a LangChain ``ToolMessage`` result (below), else the id of the
+  model's call it is paired with;
 - arguments: ``gen_ai.tool.call.arguments``, ``tool_arguments`` (PydanticAI's version-2
   format), ``input.value`` (OpenInference), ``gen_ai.prompt`` (LangSmith),
-  ``traceloop.entity.input``, else an event attribute of those names, else the
-  ``tool_call`` part with the same id in a model span's ``gen_ai.output.messages``
-  (or OpenInference ``llm.output_messages``). ``tool.parameters`` is the tool's schema,
-  never the call's arguments;
+  ``traceloop.entity.input``, else an event attribute of those names. When there are none,
+  or they are not a JSON object (OpenInference records a LangChain tool's only string
+  argument as that bare string), they are the arguments of the model's call the span is
+  paired with: the ``tool_call`` part with the same id in a model span's
+  ``gen_ai.output.messages`` (or OpenInference ``llm.output_messages``), else — a span
+  with no id — the earliest not yet paired call of the same name. ``tool.parameters`` is
+  the tool's schema, never the call's arguments;
 - result: ``gen_ai.tool.call.result``, ``tool_response``, ``output.value``,
   ``gen_ai.completion``, ``traceloop.entity.output``, else an event, else the
-  ``tool_call_response`` with the same id in a later model span's input messages;
+  ``tool_call_response`` of the paired call in a later model span's input messages. A
+  LangChain ``ToolMessage`` (OpenInference's ``output.value`` of a LangChain tool, any of
+  its serialised shapes) stands for its ``content``; with ``status: "error"`` that content
+  is the call's error;
 - a span with status ERROR or an ``exception`` event is an **error**, not a result:
   ``error`` is ``"<exception type>: <message>"`` (the last exception event), else the
   status description, else ``"error"``; ``result`` stays None;
@@ -39,8 +49,9 @@ are read from the model spans' messages instead: every ``tool_call`` part of an 
 message, in order, paired by id with ``tool_call_response`` parts of later inputs.
 
 A **retriever span** becomes a call named after the span, with arguments ``{"query":
-input.value}`` and result the list of ``{id, content, score}`` documents
-(``retrieval.documents.N.document.*``), so ``retrieval_recall`` sees the document ids —
+input.value}`` and result the list of documents, each with the fields recorded
+(``retrieval.documents.N.document.*``: ``id``, ``content``, ``score``, ``metadata``), so
+``retrieval_recall`` sees the document ids —
 unless it runs inside a tool span (a retriever wrapped as a tool): that tool's call
 already stands for it.
 
@@ -56,11 +67,19 @@ the model spans' intervals.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agenteval.traces.attributes import first, from_events, json_value, openinference_messages
+from agenteval.traces.attributes import (
+    first,
+    from_events,
+    json_value,
+    openinference_messages,
+    tool_message,
+)
 from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
 from agenteval.transcripts import calls_from_messages
 from agenteval.trial import ToolCall, Usage
@@ -100,6 +119,10 @@ def _kind(s: SpanRecord) -> str:
     ls = str(a.get("langsmith.span.kind") or a.get("traceloop.span.kind") or "").lower()
     if op == "execute_tool" or oi == "TOOL" or ls == "tool":
         return "tool"
+    if oi == "AGENT" and "tool.name" in a:  # OpenInference names any run "agent" AGENT
+        return "tool"
+    if oi == "AGENT" and "llm.invocation_parameters" in a:
+        return "model"
     if oi == "RETRIEVER" or ls == "retriever":
         return "retriever"
     if op in _MODEL_OPS or oi == "LLM" or ls == "llm":
@@ -132,11 +155,13 @@ def _tool_name(s: SpanRecord) -> str:
     return s.name.removeprefix("execute_tool ").strip() or s.name
 
 
-def _message_calls(models: list[SpanRecord]) -> list[ToolCall]:
-    """Calls requested in output messages, results from (later) input messages."""
+def _message_calls(models: list[SpanRecord], results: bool = True) -> list[ToolCall]:
+    """Calls requested in output messages, results from (later) input messages (read only
+    when ``results``)."""
     msgs: list[Any] = []
     for s in models:
-        msgs.extend(_messages(s, "input"))
+        if results:
+            msgs.extend(_messages(s, "input"))
         msgs.extend(_messages(s, "output"))
     return calls_from_messages(msgs)
 
@@ -149,29 +174,82 @@ def _messages(s: SpanRecord, side: str) -> list[Any]:
     return openinference_messages(a, f"llm.{side}_messages.")
 
 
-def _tool_call(s: SpanRecord, by_id: dict[str, ToolCall]) -> ToolCall:
+@dataclass(frozen=True, slots=True)
+class _Own:
+    """What a tool span says about its call by itself."""
+
+    id: str | None
+    has_args: bool
+    args: Any
+    has_result: bool
+    result: Any
+    error: str | None
+
+    @property
+    def complete(self) -> bool:
+        """An id, object arguments, and a result or an error: no model message is needed."""
+        done = self.has_result or self.error is not None
+        return self.id is not None and self.has_args and isinstance(self.args, dict) and done
+
+
+def _own(s: SpanRecord) -> _Own:
     a = s.attributes
     cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
-    cid = str(cid) if cid else None
-    seen = by_id.get(cid) if cid else None
     has_args, args = first(a, _ARG_KEYS)
     if not has_args:
         has_args, args = from_events(s, _ARG_KEYS)
-    if not has_args and seen is not None:
-        has_args, args = True, seen.arguments
     error = _error(s) if s.end_ns is not None else UNFINISHED
-    result = None
-    if error is None:
-        has_result, result = first(a, _RESULT_KEYS)
-        if not has_result:
-            has_result, result = from_events(s, _RESULT_KEYS)
-        if not has_result and seen is not None:
-            result, error = seen.result, seen.error
+    has_result, result = first(a, _RESULT_KEYS)
+    if not has_result:
+        has_result, result = from_events(s, _RESULT_KEYS)
+    result = json_value(result)
+    msg = tool_message(result) if has_result else None
+    if msg is not None:
+        cid = cid or msg.get("tool_call_id")
+        result = json_value(msg["content"])
+        if msg.get("status") == "error" and error is None:
+            error = result if isinstance(result, str) else json.dumps(result, default=str)
+    if error is not None:
+        has_result, result = False, None
+    return _Own(
+        id=str(cid) if cid else None,
+        has_args=has_args,
+        args=json_value(args) if has_args else None,
+        has_result=has_result,
+        result=result,
+        error=error,
+    )
+
+
+def _pair(owns: list[_Own], names: list[str], calls: list[ToolCall]) -> list[ToolCall | None]:
+    """The model-message call each tool span stands for: the one with its id, else (a span
+    without an id) the earliest not yet paired call of the same name."""
+    index = {c.id: i for i, c in enumerate(calls) if c.id}
+    out: list[int | None] = [index.get(o.id) if o.id else None for o in owns]
+    taken = {i for i in out if i is not None}
+    for k, o in enumerate(owns):
+        if o.id is None:
+            i = next(
+                (i for i, c in enumerate(calls) if i not in taken and c.name == names[k]), None
+            )
+            if i is not None:
+                out[k] = i
+                taken.add(i)
+    return [None if i is None else calls[i] for i in out]
+
+
+def _tool_call(s: SpanRecord, o: _Own, seen: ToolCall | None) -> ToolCall:
+    has_args, args = o.has_args, o.args
+    if seen is not None and not isinstance(args, dict):
+        has_args, args = True, seen.arguments
+    result, error = o.result, o.error
+    if not o.has_result and error is None and seen is not None:
+        result, error = seen.result, seen.error
     dur = None
     if s.start_ns is not None and s.end_ns is not None:
         dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
     return ToolCall(
-        id=cid,
+        id=o.id or (seen.id if seen is not None else None),
         name=_tool_name(s),
         arguments=json_value(args) if has_args else {},
         result=json_value(result),
@@ -289,14 +367,6 @@ def _union_s(intervals: list[tuple[int, int]]) -> float:
     return total / 1e9
 
 
-def _has_content(s: SpanRecord) -> bool:
-    """Arguments and a result (or an error) are on the tool span itself."""
-    a = s.attributes
-    has_args = first(a, _ARG_KEYS)[0] or from_events(s, _ARG_KEYS)[0]
-    done = first(a, _RESULT_KEYS)[0] or from_events(s, _RESULT_KEYS)[0]
-    return has_args and (done or s.end_ns is None or _error(s) is not None)
-
-
 def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | None]) -> bool:
     seen = {s.span_id}
     p = s.parent_id
@@ -329,13 +399,16 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
             retrievers.append(s)
         elif kind == "model":
             models.append(s)
+    owns = [_own(s) for s in tools]
     # The model spans' messages are read only when some tool span lacks its content.
-    need = not tools or any(not _has_content(s) for s in tools)
-    from_messages = _message_calls(models) if models and need else []
-    by_id = {c.id: c for c in from_messages if c.id}
+    need = not tools or any(not o.complete for o in owns)
+    results = not tools or any(not o.has_result and o.error is None for o in owns)
+    from_messages = _message_calls(models, results) if models and need else []
     calls: list[tuple[int, ToolCall]] = []
     if tools:
-        calls = [(s.start_ns or 0, _tool_call(s, by_id)) for s in tools]
+        seen = _pair(owns, [_tool_name(s) for s in tools], from_messages)
+        trio = zip(tools, owns, seen, strict=True)
+        calls = [(s.start_ns or 0, _tool_call(s, o, c)) for s, o, c in trio]
     else:
         calls = [(0, c) for c in from_messages]
     calls.extend((s.start_ns or 0, _retrieval(s)) for s in retrievers)

@@ -19,6 +19,11 @@ reads (:func:`span_record`):
 - a **response** span (Responses API) and a **generation** span (chat completions) are
   model calls: the model (the response's, else the generation's) and its ``usage``
   (``input_tokens``, ``output_tokens``; cached and reasoning tokens go to token details);
+  the calls the model asked for (the response's ``function_call`` items, else the
+  generation's output messages) as ``gen_ai.output.messages``, and the function tools the
+  request offered (the response echoes them) as ``gen_ai.tool.definitions``. A function
+  span carries no call id: the mapping pairs it with the model's call of the same name,
+  in order, and takes that call's id;
 - every other span (agent, turn, handoff, guardrail...) is ignored.
 
 Nothing is seen when the SDK's tracing is disabled (``OPENAI_AGENTS_DISABLE_TRACING=1``
@@ -33,13 +38,13 @@ import importlib.metadata
 import importlib.util
 import sys
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from agenteval.traces.mapping import trajectory_from_spans
-from agenteval.traces.records import SpanRecord, Trajectory
+from agenteval.traces.capture import SpanListTrial, collect_spans
+from agenteval.traces.records import SpanRecord
 
 __all__ = ["OpenAIAgentsCapture", "sdk_available", "sdk_loaded", "span_record"]
 
@@ -111,16 +116,6 @@ def _attach() -> bool:
         return True
 
 
-class _SdkTrial:
-    __slots__ = ("spans",)
-
-    def __init__(self) -> None:
-        self.spans: list[Any] = []
-
-    def trajectory(self) -> Trajectory:
-        return trajectory_from_spans(span_record(s) for s in list(self.spans))
-
-
 class OpenAIAgentsCapture:
     """Capture through an OpenAI Agents SDK trace processor (module docstring).
 
@@ -141,18 +136,9 @@ class OpenAIAgentsCapture:
             self._attached = _attach()
         return self._attached
 
-    @contextmanager
-    def trial(self) -> Iterator[_SdkTrial]:
+    def trial(self) -> AbstractContextManager[SpanListTrial]:
         """Collect the SDK spans started in this context until the block ends."""
-        t = _SdkTrial()
-        if not self.attached:
-            yield t
-            return
-        token = _CURRENT.set(t.spans)
-        try:
-            yield t
-        finally:
-            _CURRENT.reset(token)
+        return collect_spans(_CURRENT, self.attached, span_record)
 
 
 def _ns(iso: Any) -> int | None:
@@ -208,8 +194,47 @@ def _attributes(data: Any) -> dict[str, Any]:
             a["gen_ai.response.model"] = str(model)
         usage = getattr(data, "usage", None)
         a.update(_usage_attrs(usage if usage is not None else _get(response, "usage")))
+        output = getattr(data, "output", None)  # a generation's chat messages
+        calls = _response_calls(response)
+        if calls:
+            a["gen_ai.output.messages"] = [{"role": "assistant", "parts": calls}]
+        elif isinstance(output, list | tuple):
+            a["gen_ai.output.messages"] = list(output)
+        tools = _response_tools(response)
+        if tools:
+            a["gen_ai.tool.definitions"] = tools
         return a
     return {}
+
+
+def _response_calls(response: Any) -> list[dict[str, Any]]:
+    """The ``function_call`` items of a Responses API response, as GenAI ``tool_call``
+    parts (their ``call_id`` is the id the model gave the call)."""
+    parts = []
+    for item in _get(response, "output") or ():
+        if _get(item, "type") == "function_call":
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": _get(item, "call_id"),
+                    "name": _get(item, "name"),
+                    "arguments": _get(item, "arguments"),
+                }
+            )
+    return parts
+
+
+def _response_tools(response: Any) -> list[dict[str, Any]]:
+    """The function tools a Responses API request offered (the response echoes them)."""
+    out = []
+    for t in _get(response, "tools") or ():
+        if _get(t, "type") == "function" and _get(t, "name"):
+            d: dict[str, Any] = {"name": _get(t, "name")}
+            d["parameters"] = _get(t, "parameters") or {"type": "object"}
+            if _get(t, "description"):
+                d["description"] = _get(t, "description")
+            out.append(d)
+    return out
 
 
 def _error_text(error: Any) -> str:
