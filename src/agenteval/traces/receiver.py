@@ -264,7 +264,7 @@ class OtlpReceiver:
     def _refuse(self, status: int, message: str) -> web.Response:
         self.stats.malformed += 1
         if self.stats.malformed <= _LOGGED_BAD:
-            more = " (further refusals are only counted)" if self.stats.malformed == 5 else ""
+            more = " (further refusals are only counted)" if self.stats.malformed == _LOGGED_BAD else ""
             self._log(f"agenteval: OTLP receiver: HTTP {status}: {message}{more}")
         return web.Response(status=status, text=message + "\n")
 
