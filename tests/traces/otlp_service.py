@@ -179,7 +179,7 @@ async def chat_completions(request: web.Request) -> web.Response:
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 306, "completion_tokens": 30, "total_tokens": 336},
+            "usage": {"prompt_tokens": 999, "completion_tokens": 99, "total_tokens": 1098},
         }
     )
 

@@ -30,6 +30,7 @@ span arrived for ``quiet_s`` (0.1 s). An agent that exports before it answers (a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 import sys
@@ -65,9 +66,7 @@ def parse_address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise InputError(
-            f"--otlp-receiver must be HOST:PORT (port 0-65535) or auto, got {value!r}"
-        )
+        raise InputError(f"--otlp-receiver must be HOST:PORT (port 0-65535) or auto, got {value!r}")
     return host, int(port)
 
 
@@ -137,10 +136,8 @@ class TraceBox:
                     return
                 until = min(until, quiet_end)
             self._arrived.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._arrived.wait(), until - now)
-            except TimeoutError:
-                pass
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -264,7 +261,11 @@ class OtlpReceiver:
     def _refuse(self, status: int, message: str) -> web.Response:
         self.stats.malformed += 1
         if self.stats.malformed <= _LOGGED_BAD:
-            more = " (further refusals are only counted)" if self.stats.malformed == _LOGGED_BAD else ""
+            more = (
+                " (further refusals are only counted)"
+                if self.stats.malformed == _LOGGED_BAD
+                else ""
+            )
             self._log(f"agenteval: OTLP receiver: HTTP {status}: {message}{more}")
         return web.Response(status=status, text=message + "\n")
 
