@@ -126,6 +126,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-warmup", action="store_true", help="skip the warm-up runs")
     args = ap.parse_args()
     sink = start_sink()
     receiver = free_port()
@@ -135,8 +136,9 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
-            run(work, off_port, 6, 2, None)  # warm both services up
-            run(work, on_port, 6, 2, receiver)
+            if not args.no_warmup:  # warm both services up
+                run(work, off_port, 6, 2, None)
+                run(work, on_port, 6, 2, receiver)
             for r in range(args.rounds):
                 order = [("receiver off", off_port, None), ("receiver on", on_port, receiver)]
                 for name, port, rec in order if r % 2 == 0 else order[::-1]:

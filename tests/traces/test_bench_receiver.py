@@ -16,7 +16,17 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "receiver.py"
 
 def test_receiver_bench_prints_both_rows() -> None:
     proc = subprocess.run(
-        [sys.executable, str(BENCH), "--trials", "4", "--rounds", "1", "--concurrency", "2"],
+        [
+            sys.executable,
+            str(BENCH),
+            "--trials",
+            "4",
+            "--rounds",
+            "1",
+            "--concurrency",
+            "2",
+            "--no-warmup",
+        ],
         capture_output=True,
         text=True,
         timeout=180,
