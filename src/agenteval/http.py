@@ -195,7 +195,8 @@ class HttpClient:
         """POST ``body`` as JSON to ``url`` and return the decoded JSON response.
 
         Retries, waits and failures follow the module docstring; every retry is appended
-        to ``rec.retries`` and time inside requests is added to ``rec.active_s``.
+        to ``rec.retries`` and time inside requests is added to ``rec.active_s``. When
+        ``rec.trace`` is set, every attempt carries its ``traceparent`` header.
         """
         session = self._session if self._session is not None else await self.start()
         data = json.dumps(body).encode()
@@ -232,7 +233,9 @@ class HttpClient:
     ) -> Any:
         t0 = perf_counter()
         try:
-            async with session.post(url, data=data) as resp:
+            trace = rec.trace  # the trial's traceparent, the same on every retry
+            headers = {"traceparent": trace.traceparent} if trace is not None else None
+            async with session.post(url, data=data, headers=headers) as resp:
                 raw = await resp.read()
                 status = resp.status
                 if 200 <= status < 300:

@@ -198,6 +198,9 @@ async def run_one(agent: Agent, case: Case, repeat: int, timeout_s: float | None
     total = time.perf_counter() - t0
     if failure is not None:
         out = None
+    settle = getattr(agent, "settle", None)  # e.g. late spans (traces.receiver_agent)
+    if settle is not None:  # outside the timeout and the latency: the agent has answered
+        out = await settle(rec, out)
     return _trial_from(case, repeat, rec, out, failure, started, total)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agenteval.case import Case
+from agenteval.traces.propagation import TraceContext
 from agenteval.trial import Retry, ToolCall, Usage
 
 
@@ -43,6 +44,8 @@ class Recorder:
     tool_calls: list[ToolCall] = field(default_factory=list)
     messages: list[dict[str, Any]] | None = None
     active_s: float = 0.0
+    trace: TraceContext | None = None
+    """The trial's W3C trace context; when set, HTTP requests carry its ``traceparent``."""
 
     def add_usage(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
         """Add tokens for a model, merging with what that model already used."""
@@ -68,7 +71,13 @@ class AgentOutput:
 
 
 class Agent(Protocol):
-    """An agent under test."""
+    """An agent under test.
+
+    An agent may also have ``async def settle(rec, out) -> AgentOutput | None``: the runner
+    calls it once per trial after ``run`` returned or failed (``out`` None), outside the
+    timeout and the measured latency, and records what it returns (e.g. spans that
+    arrived late: :mod:`agenteval.traces.receiver_agent`).
+    """
 
     def describe(self) -> dict[str, Any]:
         """What goes in ``run.json`` under ``agent``: kind, target, model... never a secret."""

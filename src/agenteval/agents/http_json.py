@@ -24,8 +24,10 @@ with a conversation as input inserts the list of messages, ``"{expected}"`` a nu
 Tool call sub-paths default to ``name``, ``arguments``, ``result``, ``error``, ``id``.
 
 The request is ``POST url`` with the rendered body, through :class:`~agenteval.http.HttpClient`
-(retries recorded). A response without the output path fails the trial with cause
-``malformed_response``; an explicit ``null`` there means the agent gave no answer.
+(retries recorded), with the trial's W3C ``traceparent`` header
+(:mod:`agenteval.traces.propagation`; the trial records ``metadata.trace_id``). A response
+without the output path fails the trial with cause ``malformed_response``; an explicit
+``null`` there means the agent gave no answer.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from agenteval.errors import InputError
 from agenteval.http import HttpClient, RetryPolicy
 from agenteval.prompt import placeholder_value, render_template
 from agenteval.secrets import Redactor, redact_headers, redact_mapping, redact_url, url_secrets
+from agenteval.traces.propagation import TraceContext
 from agenteval.trial import ToolCall
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -266,6 +269,7 @@ class HttpJsonAgent:
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """POST the rendered body once (with retries) and read the configured fields."""
         body = _render_body(self._cfg.body, case)
+        trace = rec.trace = rec.trace or TraceContext.new()  # traceparent: one per trial
         data = await self.client.post_json(self._cfg.url, body, rec)
         self._record_usage(data, rec)
         output = get_path(data, self._cfg.output)
@@ -275,6 +279,7 @@ class HttpJsonAgent:
             output=None if output is None else _as_text(output),
             tool_calls=self._tool_calls(data),
             tools=case.tools,
+            metadata={"trace_id": trace.trace_id},
         )
 
     def _record_usage(self, data: Any, rec: Recorder) -> None:

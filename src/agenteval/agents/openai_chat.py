@@ -5,7 +5,9 @@ below, the built-in tool loop and the LLM judge. :class:`OpenAIChatAgent` treats
 endpoint as a black box: the case rendered as messages goes in (with the case's tools
 offered when it has any), the final assistant message comes out. Tool calls the model
 makes in that response, and tool calls already present in the input conversation (with
-their results, matched by ``tool_call_id``), are recorded as :class:`ToolCall` s.
+their results, matched by ``tool_call_id``), are recorded as :class:`ToolCall` s. Its
+requests carry the trial's W3C ``traceparent`` (:mod:`agenteval.traces.propagation`; the
+trial records ``metadata.trace_id``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from agenteval.http import HttpClient, RetryPolicy
 from agenteval.prompt import build_messages
 from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
 from agenteval.tooldefs import as_openai_tools, normalize_tool_defs
+from agenteval.traces.propagation import TraceContext
 from agenteval.trial import ToolCall
 
 
@@ -217,6 +220,7 @@ class OpenAIChatAgent:
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """Send the case once; record tool calls from the input and the response."""
         messages = build_messages(case, self.prompt_template)
+        trace = rec.trace = rec.trace or TraceContext.new()  # traceparent: one per trial
         result = await chat_completion(
             self.client, self.base_url, self.model, messages, rec, tools=case.tools, **self.params
         )
@@ -226,5 +230,8 @@ class OpenAIChatAgent:
             tool_calls=calls,
             tools=case.tools,
             messages=[*messages, result.message],
-            metadata={"finish_reason": result.finish_reason} if result.finish_reason else {},
+            metadata={
+                **({"finish_reason": result.finish_reason} if result.finish_reason else {}),
+                "trace_id": trace.trace_id,
+            },
         )

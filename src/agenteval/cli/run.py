@@ -72,6 +72,22 @@ def register(sub: Any) -> None:
         " spans (auto: whichever is installed and used; docs/agents/)",
     )
     a.add_argument("--prompt-template", metavar="FILE", help="template with {input}, {context}...")
+    a.add_argument(
+        "--otlp-receiver",
+        metavar="HOST:PORT",
+        help="--http-config/--endpoint: receive the agent service's OpenTelemetry spans"
+        " (OTLP/HTTP at /v1/traces) and record them on the trial whose traceparent they"
+        " carry; 'auto': a free loopback port, printed and exported as"
+        " AGENTEVAL_OTLP_ENDPOINT (docs/agents/http.md)",
+    )
+    a.add_argument(
+        "--otlp-wait",
+        type=_nonneg_float,
+        default=2.0,
+        metavar="S",
+        help="after an answer, wait at most S seconds for its late spans (2; ends early"
+        " once the trace's root span has arrived)",
+    )
     tool_loop_args.add_arguments(a)
     a.add_argument(
         "--param",
@@ -149,7 +165,52 @@ def _positive_float(s: str) -> float:
     return v
 
 
+def _nonneg_float(s: str) -> float:
+    v = float(s)
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {s}")
+    return v
+
+
 def build_agent(args: argparse.Namespace) -> Agent:
+    """The adapter the arguments name, behind the OTLP receiver with ``--otlp-receiver``."""
+    address = getattr(args, "otlp_receiver", None)
+    if not address:
+        return _adapter(args)
+    if args.agent and args.agent != "tool-loop":
+        raise InputError(
+            "--otlp-receiver needs an HTTP agent (--http-config, --endpoint or --agent"
+            " tool-loop); a Python --agent is captured in-process (--capture)"
+        )
+    from agenteval.traces.receiver import OtlpReceiver, is_loopback, parse_address
+    from agenteval.traces.receiver_agent import ReceiverAgent
+
+    host, port = parse_address(address)
+    receiver = OtlpReceiver(host, port)
+    if not is_loopback(host):
+        print(
+            f"agenteval: warning: the OTLP receiver listens on {host}, not loopback: anyone"
+            " who can reach it can send spans into this run",
+            file=sys.stderr,
+        )
+    if not receiver.protobuf:
+        print(
+            "agenteval: warning: the OTLP receiver takes only OTLP/JSON: protobuf needs"
+            " opentelemetry-proto: pip install 'agenteval[otel]'",
+            file=sys.stderr,
+        )
+    # for processes agenteval starts, and ${AGENTEVAL_OTLP_ENDPOINT} in an --http-config
+    os.environ["AGENTEVAL_OTLP_ENDPOINT"] = receiver.endpoint
+    print(
+        f"agenteval: OTLP receiver on {receiver.traces_url}"
+        f" (AGENTEVAL_OTLP_ENDPOINT={receiver.endpoint})",
+        file=sys.stderr,
+        flush=True,
+    )
+    return ReceiverAgent(_adapter(args), receiver, args.otlp_wait)
+
+
+def _adapter(args: argparse.Namespace) -> Agent:
     """The adapter the arguments name; InputError when they name none or several."""
     if args.agent == "tool-loop":
         from agenteval.cli._tool_loop import build_from_args  # only this agent needs tools
@@ -257,6 +318,7 @@ def run_session(
             "max_retries": args.max_retries,
             "retry_base_s": args.retry_base,
             "request_timeout_s": args.request_timeout,
+            **_receiver_settings(agent),
         },
         inputs=[
             (what, Path(v) if v else None)
@@ -275,6 +337,9 @@ def run_session(
     else:
         mode = "lines"
     result = session.run(progress=mode, console=console_for(args))
+    receiver = getattr(agent, "receiver", None)
+    if receiver is not None:  # what the OTLP receiver attributed and dropped
+        print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)
     if result.interrupted:
         return result.exit_code
     problem = failure_problem(result.summary or {}, args.max_failure_rate)
@@ -282,3 +347,12 @@ def run_session(
         print(f"agenteval: error: {problem}", file=sys.stderr)
         return EXIT_NO_ANSWERS
     return result.exit_code
+
+
+def _receiver_settings(agent: Agent) -> dict[str, Any]:
+    """``otlp_receiver`` / ``otlp_wait_s`` for run.json's settings (not the fingerprint:
+    an ``auto`` port differs on ``--resume``)."""
+    receiver = getattr(agent, "receiver", None)
+    if receiver is None:
+        return {}
+    return {"otlp_receiver": receiver.traces_url, "otlp_wait_s": getattr(agent, "wait_s", None)}

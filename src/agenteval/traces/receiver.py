@@ -1,0 +1,299 @@
+"""An OTLP/HTTP trace receiver for one run: spans routed to trials by trace id.
+
+``agenteval run --otlp-receiver HOST:PORT`` (or ``auto``) listens at
+``http://HOST:PORT/v1/traces`` for the whole run. Each trial's requests carry a fresh
+W3C ``traceparent`` (:mod:`agenteval.traces.propagation`); an agent that continues that
+trace and exports its spans over OTLP/HTTP has them attributed to that trial, and to no
+other. The HTTP contract:
+
+- ``POST /v1/traces`` with ``Content-Type: application/x-protobuf`` (also
+  ``application/protobuf``; needs ``opentelemetry-proto``, extra ``otel``) or
+  ``application/json`` (OTLP/JSON, hex or base64 ids), optionally gzip- or
+  deflate-compressed (``Content-Encoding``), decoded by :func:`agenteval.traces.otlp.decode_body`;
+- **200** with an empty ``ExportTraceServiceResponse`` in the request's encoding
+  (``{}``, or zero protobuf bytes);
+- **400** for a body that does not decode (one line logged; the run goes on);
+- **413** for a body over ``max_body`` bytes (after decompression; default 16 MiB);
+- **415** for another content type, or protobuf when ``opentelemetry-proto`` is missing.
+
+Routing: a span whose trace id belongs to a trial in flight joins that trial
+(:meth:`OtlpReceiver.expect`); a span of a trial already finished is **late**, any other
+**unknown**; both are dropped and counted (:class:`ReceiverStats`).
+
+Waiting (:meth:`TraceBox.settle`): after the agent answered, the trial waits for late
+spans at most ``wait_s``, and less when the trace looks complete: once the agent's root
+span (the child of the trial's own span id, or a span with no parent) has arrived and no
+span arrived for ``quiet_s`` (0.1 s). An agent that exports before it answers (a
+``SimpleSpanProcessor``, or ``force_flush()``) therefore costs no wait at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from agenteval.errors import InputError
+from agenteval.traces.otlp import decode_body
+from agenteval.traces.propagation import TraceContext
+from agenteval.traces.records import SpanRecord
+
+__all__ = ["OtlpReceiver", "ReceiverStats", "TraceBox", "parse_address"]
+
+MAX_BODY = 16 * 1024 * 1024
+"""The largest request body accepted (bytes, after decompression): larger ones get 413."""
+QUIET_S = 0.1
+"""Quiet period that ends the wait early once the trace's root span has arrived."""
+_JSON = "application/json"
+_PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
+_LOGGED_BAD = 5  # malformed requests logged one line each; later ones only counted
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT``, ``[::1]:PORT`` or ``auto`` → (host, port); port 0 = any.
+
+    A missing host is ``127.0.0.1``. Raises InputError naming ``--otlp-receiver``.
+    """
+    if value == "auto":
+        return "127.0.0.1", 0
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise InputError(f"--otlp-receiver must be HOST:PORT (port 0-65535) or auto, got {value!r}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(slots=True)
+class ReceiverStats:
+    """What the receiver saw during the run."""
+
+    requests: int = 0
+    spans: int = 0
+    """Spans attributed to a trial."""
+    unknown: int = 0
+    """Spans of a trace no trial of this run owns: dropped."""
+    late: int = 0
+    """Spans of a trial that had already finished waiting: dropped."""
+    malformed: int = 0
+    """Requests answered 400, 413 or 415."""
+
+    def line(self, wait_s: float) -> str:
+        """One line for the end of the run."""
+        return (
+            f"agenteval: OTLP receiver: {self.spans} spans attributed to trials;"
+            f" dropped {self.unknown} of unknown traces and {self.late} that arrived after"
+            f" their trial's wait (--otlp-wait {wait_s:g}); {self.malformed} requests refused"
+        )
+
+
+@dataclass(slots=True)
+class TraceBox:
+    """The spans received for one trial's trace."""
+
+    context: TraceContext
+    spans: list[SpanRecord] = field(default_factory=list)
+    root_seen: bool = False
+    last_arrival: float = 0.0
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def add(self, span: SpanRecord) -> None:
+        """Keep ``span``; note when the trace's root span arrives."""
+        self.spans.append(span)
+        if span.parent_id is None or span.parent_id == self.context.span_id:
+            self.root_seen = True
+        self.last_arrival = time.monotonic()
+        self._arrived.set()
+
+    async def settle(self, wait_s: float, quiet_s: float = QUIET_S) -> None:
+        """Wait for late spans: at most ``wait_s``; done early once the root span has
+        arrived and nothing arrived for ``quiet_s`` (module docstring)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return
+            until = deadline
+            if self.root_seen:
+                quiet_end = self.last_arrival + quiet_s
+                if now >= quiet_end:
+                    return
+                until = min(until, quiet_end)
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), until - now)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as e:
+        raise InputError(f"--otlp-receiver: cannot resolve {host!r} ({e})") from None
+    family, _, _, _, addr = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+        sock.listen(128)
+    except OSError as e:
+        sock.close()
+        raise InputError(
+            f"--otlp-receiver: cannot listen on {host}:{port} ({e.strerror or e})"
+        ) from None
+    sock.setblocking(False)
+    return sock
+
+
+def protobuf_available() -> bool:
+    """True when ``opentelemetry-proto`` can be imported (protobuf request bodies)."""
+    try:
+        import opentelemetry.proto.collector.trace.v1.trace_service_pb2  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class OtlpReceiver:
+    """The receiver (module docstring). The socket is bound when it is built — so a port
+    in use is an InputError (exit 2) before the run starts — and served from
+    :meth:`start` to :meth:`close` on the running event loop.
+
+    ``log`` takes one line per event worth telling (a refused request); the default
+    writes to stderr.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        max_body: int = MAX_BODY,
+        log: Callable[[str], None] = _stderr,
+    ) -> None:
+        self._sock = _bind(host, port)
+        bound = self._sock.getsockname()
+        self.host = host
+        self.port = int(bound[1])
+        self.max_body = max_body
+        self.stats = ReceiverStats()
+        self._log = log
+        self._protobuf = protobuf_available()
+        self._open: dict[str, TraceBox] = {}
+        self._finished: set[str] = set()
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL, as ``OTEL_EXPORTER_OTLP_ENDPOINT`` takes it (no ``/v1/traces``)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def traces_url(self) -> str:
+        """The URL spans are posted to: ``<endpoint>/v1/traces``."""
+        return f"{self.endpoint}/v1/traces"
+
+    @property
+    def protobuf(self) -> bool:
+        """Whether protobuf bodies can be decoded (else only OTLP/JSON)."""
+        return self._protobuf
+
+    async def start(self) -> None:
+        """Serve on the bound socket (idempotent)."""
+        if self._runner is not None:
+            return
+        app = web.Application(client_max_size=self.max_body)
+        app.router.add_post("/v1/traces", self._handle)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        await web.SockSite(runner, self._sock).start()
+        self._runner = runner
+
+    async def close(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self._sock.close()
+
+    def expect(self, context: TraceContext) -> TraceBox:
+        """Start attributing the spans of ``context``'s trace to a new box."""
+        box = TraceBox(context)
+        self._open[context.trace_id] = box
+        return box
+
+    def release(self, context: TraceContext) -> None:
+        """The trial is done: later spans of its trace are counted as late."""
+        if self._open.pop(context.trace_id, None) is not None:
+            self._finished.add(context.trace_id)
+
+    def _route(self, spans: list[SpanRecord]) -> None:
+        for span in spans:
+            box = self._open.get(span.trace_id)
+            if box is not None:
+                box.add(span)
+                self.stats.spans += 1
+            elif span.trace_id in self._finished:
+                self.stats.late += 1
+            else:
+                self.stats.unknown += 1
+
+    def _refuse(self, status: int, message: str) -> web.Response:
+        self.stats.malformed += 1
+        if self.stats.malformed <= _LOGGED_BAD:
+            more = (
+                " (further refusals are only counted)"
+                if self.stats.malformed == _LOGGED_BAD
+                else ""
+            )
+            self._log(f"agenteval: OTLP receiver: HTTP {status}: {message}{more}")
+        return web.Response(status=status, text=message + "\n")
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.stats.requests += 1
+        ctype = request.content_type.lower()
+        if ctype != _JSON and ctype not in _PROTOBUF:
+            return self._refuse(
+                415, f"unsupported content type {ctype!r}: send application/x-protobuf or json"
+            )
+        if ctype in _PROTOBUF and not self._protobuf:
+            return self._refuse(
+                415,
+                "OTLP protobuf needs opentelemetry-proto (pip install 'agenteval[otel]');"
+                " send application/json, or install it",
+            )
+        length = request.content_length
+        if length is not None and length > self.max_body:
+            return self._refuse(413, f"body of {length} bytes is over {self.max_body}")
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self._refuse(413, f"body is over {self.max_body} bytes")
+        try:
+            spans = decode_body(body, ctype, "OTLP request body")
+        except InputError as e:
+            return self._refuse(400, str(e))
+        self._route(spans)
+        if ctype == _JSON:
+            return web.Response(body=b"{}", content_type=_JSON)
+        return web.Response(body=b"", content_type="application/x-protobuf")

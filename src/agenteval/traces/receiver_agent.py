@@ -1,0 +1,96 @@
+"""Any agent adapter, with the spans its service exports to the run's OTLP receiver.
+
+:class:`ReceiverAgent` wraps the adapter (``--http-config``, ``--endpoint``, the tool
+loop): per trial it makes a fresh :class:`~agenteval.traces.propagation.TraceContext`,
+which the adapter's HTTP requests carry as ``traceparent``, and asks the
+:class:`~agenteval.traces.receiver.OtlpReceiver` for that trace's spans. When the agent
+has answered, the runner calls :meth:`ReceiverAgent.settle` — outside the trial's timeout
+and its measured latency — which waits for late spans (at most ``wait_s``, see
+:meth:`~agenteval.traces.receiver.TraceBox.settle`), maps them with
+:func:`~agenteval.traces.mapping.trajectory_from_spans` and joins them to the trial
+through :func:`~agenteval.traces.merge.merge` under the source name ``otlp``.
+
+Precedence: tool calls the adapter read from the response (``response.tool_calls`` of an
+HTTP config, tool calls in an OpenAI-compatible response) win when there are any; when it
+found none, the calls from the spans are the trial's, and ``metadata.trajectory_source``
+is ``otlp``. Usage from spans is used only when the response reported none. The trial's
+``metadata.otlp_spans`` counts the spans attributed to it.
+
+A trial that failed (HTTP error, timeout, crash) does not wait: the spans that arrived so
+far are kept on it (:func:`~agenteval.traces.merge.keep_partial`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agenteval.agents.base import Agent, AgentOutput, Recorder
+from agenteval.case import Case
+from agenteval.traces.mapping import trajectory_from_spans
+from agenteval.traces.merge import Seen, keep_partial, merge
+from agenteval.traces.propagation import TraceContext
+from agenteval.traces.receiver import OtlpReceiver, TraceBox
+
+__all__ = ["DEFAULT_WAIT_S", "ReceiverAgent"]
+
+DEFAULT_WAIT_S = 2.0
+"""``--otlp-wait``: the longest wait for late spans after an answer, in seconds."""
+SOURCE = "otlp"
+
+
+class ReceiverAgent:
+    """``inner`` with per-trial trace contexts and the receiver's spans (module docstring)."""
+
+    def __init__(self, inner: Agent, receiver: OtlpReceiver, wait_s: float = DEFAULT_WAIT_S):
+        self.inner = inner
+        self.receiver = receiver
+        self.wait_s = wait_s
+        self._boxes: dict[int, TraceBox] = {}  # id(Recorder) → its trial's spans
+
+    def describe(self) -> dict[str, Any]:
+        """The inner agent's description (the receiver is a run setting, not the agent)."""
+        return self.inner.describe()
+
+    async def start(self) -> None:
+        """Start serving, then the inner agent."""
+        await self.receiver.start()
+        await self.inner.start()
+
+    async def close(self) -> None:
+        """Close the inner agent, then the receiver."""
+        try:
+            await self.inner.close()
+        finally:
+            await self.receiver.close()
+
+    async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
+        """Open the trial's trace, then run the inner agent (its requests carry it)."""
+        ctx = rec.trace = TraceContext.new()
+        self._boxes[id(rec)] = self.receiver.expect(ctx)
+        return await self.inner.run(case, repeat, rec)
+
+    async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
+        """After the trial: wait for late spans (answered trials only) and merge them."""
+        box = self._boxes.pop(id(rec), None)
+        if box is None:
+            return out
+        try:
+            if out is not None:
+                try:
+                    await box.settle(self.wait_s)
+                except asyncio.CancelledError:  # Ctrl-C twice: keep what has arrived
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
+        finally:
+            self.receiver.release(box.context)
+        traj = trajectory_from_spans(box.spans)
+        if out is None:
+            keep_partial(traj, rec)
+            return None
+        if out.tool_calls == []:  # the response listed none: the spans may have them
+            out.tool_calls = None
+        out = merge(out, Seen(SOURCE, traj), rec)
+        out.metadata = {**out.metadata, "otlp_spans": len(box.spans)}
+        return out
