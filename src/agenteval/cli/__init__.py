@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "benchmarks",
     "demo",
     "schema",
+    "proxy",
 )
 COMMAND_OF = {
     "judge-agreement": "judge",

@@ -16,7 +16,8 @@ has no such key.
 Captured data also fills what the agent did not give: token ``usage`` (only when the
 agent returned none, so tokens are never counted twice), the tool definitions offered
 (``tools``), active time (time inside model calls), and ``metadata["token_details"]``:
-cache and reasoning token counts per model, when the spans have them.
+cache and reasoning token counts per model, when the spans have them, and the source's
+own ``Trajectory.metadata`` keys (the recording proxy's ``model_calls``).
 
 When the agent raises (or times out), :func:`keep_partial` puts what capture saw so far
 on the failed trial: its calls, usage and active time.
@@ -103,6 +104,8 @@ def merge(out: AgentOutput, seen: Seen | None, rec: Recorder) -> AgentOutput:
         extra["trajectory_source"] = source
     if t is not None and t.token_details:
         extra["token_details"] = t.token_details
+    if t is not None and t.metadata:
+        extra.update(t.metadata)  # e.g. the proxy's ``model_calls``
     if extra:
         out.metadata = {**extra, **out.metadata}
     return out
