@@ -92,11 +92,13 @@ def test_request_outputs_tools_and_the_trajectory() -> None:
     second = ModelCall(
         api="responses", path="/responses", started_at=T0 + timedelta(seconds=3), latency_s=1.0
     )
-    read_request(second, json.dumps({"model": "m", "stream": True, "input": [
-        {"type": "function_call_output", "call_id": "c2",
-         "output": [{"type": "input_text", "text": "Error: bad "}, {"type": "input_text", "text": "args"}]},
+    parts = [{"type": "input_text", "text": "Error: bad "}, {"type": "input_text", "text": "args"}]
+    outputs = [
+        {"type": "function_call_output", "call_id": "c2", "output": parts},
         {"type": "function_call_output", "call_id": "c1", "output": "42"},
-        {"type": "function_call_output", "call_id": "zz", "output": "stray"}]}).encode())  # fmt: skip
+        {"type": "function_call_output", "call_id": "zz", "output": "stray"},
+    ]
+    read_request(second, json.dumps({"model": "m", "stream": True, "input": outputs}).encode())
     second.input_tokens, second.output_tokens = 20, 1
     assert second.stream is True
     t = trajectory_from_calls([second, first])
