@@ -283,3 +283,44 @@ def test_model_base_url_without_capture_proxy_is_an_input_error(tmp_path: Path, 
         (line,) = proc.stderr.strip().splitlines()
         assert line.startswith("agenteval: error: ") and message in line, line
     assert sys.executable  # the CLI ran under this interpreter
+
+
+def test_optional_parameter_and_the_accessor(tmp_path: Path, upstream: str) -> None:
+    """``model_base_url=None`` runs with or without the proxy; ``model_base_url()`` gives
+    the same URL anywhere inside the call (here in a helper on the agent's thread)."""
+    from agenteval.traces.proxy import model_base_url
+
+    def helper_client() -> Any:
+        from openai import OpenAI
+
+        return OpenAI(base_url=model_base_url(), api_key=KEY, max_retries=0)
+
+    def optional(case: Case, model_base_url: str | None = None) -> str:
+        if model_base_url is None:
+            return "no proxy"
+        return proxy_agents.chat_loop(helper_client(), str(case.input), stream=False)
+
+    (rec,) = evaluate([case("Ada")], optional, out=tmp_path / "a").trials()
+    assert (rec.output, rec.tool_calls) == ("no proxy", [])
+    run = evaluate([case("Ada")], PythonAgent(optional, capture_proxy=upstream), out=tmp_path / "b")
+    (rec,) = run.trials()
+    check_two_steps(rec, "Ada")
+
+
+def test_span_capture_wins_over_the_proxy(tmp_path: Path, upstream: str) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry import trace
+
+    tracer = trace.get_tracer("test-proxy")
+
+    def traced(case: Case, model_base_url: str) -> str:
+        with tracer.start_as_current_span("execute_tool lookup") as s:
+            s.set_attribute("gen_ai.operation.name", "execute_tool")
+            s.set_attribute("gen_ai.tool.name", "lookup")
+        return chat_agent(case, model_base_url)
+
+    (rec,) = evaluate(
+        [case("Ada")], PythonAgent(traced, capture_proxy=upstream), out=tmp_path / "r"
+    ).trials()
+    assert rec.metadata["trajectory_source"] == "otel"
+    assert [c.name for c in rec.tool_calls] == ["lookup"]

@@ -115,3 +115,12 @@ def test_request_outputs_tools_and_the_trajectory() -> None:
     # overlapping calls count once in the active time
     second.started_at = T0 + timedelta(seconds=0.5)
     assert trajectory_from_calls([first, second]).active_s == 1.5
+
+
+def test_a_chat_stream_without_include_usage_has_no_tokens() -> None:
+    body = sse({"model": "m", "choices": [{"index": 0, "delta": {"content": "hi"}}]})
+    call = read("chat", body, ctype="text/event-stream")
+    call.latency_s = 0.1
+    assert (call.input_tokens, call.output_tokens, call.unparsed) == (None, None, None)
+    t = trajectory_from_calls([call])
+    assert t.usage == [] and t.metadata["model_calls"][0]["model"] == "m"

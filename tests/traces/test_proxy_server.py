@@ -184,3 +184,31 @@ def test_a_stream_is_forwarded_as_it_arrives_not_buffered() -> None:
         assert traj.metadata["model_calls"][0]["stream"] is True
 
     run(main)
+
+
+def test_key_header_values_are_removed_from_what_is_recorded() -> None:
+    """A key sent as ``api-key`` (Azure) that an agent also echoes into a tool output."""
+
+    async def main() -> None:
+        async with fake_openai_server() as up, aiohttp.ClientSession() as http:
+            proxy = await RecordingProxy(up.base_url).start()
+            fn = {"name": "f", "arguments": "{}"}
+            said = {
+                "role": "assistant",
+                "tool_calls": [{"id": "c1", "type": "function", "function": fn}],
+            }
+            answer = {"role": "tool", "tool_call_id": "c1", "content": f"my key is {KEY}"}
+            user = {"role": "user", "content": "[[call:f]]"}
+            body = {"model": "m", "messages": [user, said, answer]}
+            try:
+                with proxy.trial() as t:
+                    async with http.post(
+                        f"{t.base_url}/chat/completions", json=body, headers={"api-key": KEY}
+                    ) as r:
+                        assert r.status == 200
+                    (call,) = t.calls
+            finally:
+                await proxy.close()
+        assert call.outputs[0].content == "my key is [REDACTED]"
+
+    run(main)
