@@ -118,12 +118,7 @@ def test_chat_completions_in_process_streaming_and_not_concurrent(
 
 def test_responses_api_streaming_and_not(tmp_path: Path, upstream: str) -> None:
     cases = [case("Ada"), case("Grace", stream=True), {**CRASH, "stream": True}]
-    run = evaluate(
-        cases,
-        PythonAgent(responses_agent, capture_proxy=upstream),
-        out=tmp_path / "run",
-        concurrency=8,
-    )
+    run = evaluate(cases, responses_agent, out=tmp_path / "run", capture_proxy=upstream)
     trials = {t.case_id: t for t in run.trials()}
     check_two_steps(trials["Ada"], "Ada", out_tokens=4)
     check_two_steps(trials["Grace"], "Grace", out_tokens=4)
@@ -324,3 +319,11 @@ def test_span_capture_wins_over_the_proxy(tmp_path: Path, upstream: str) -> None
     ).trials()
     assert rec.metadata["trajectory_source"] == "otel"
     assert [c.name for c in rec.tool_calls] == ["lookup"]
+
+
+def test_capture_proxy_with_an_agent_adapter_is_an_input_error(tmp_path: Path) -> None:
+    from agenteval.errors import InputError
+
+    adapter = PythonAgent(chat_agent, capture_proxy="http://127.0.0.1:9/v1")
+    with pytest.raises(InputError, match="capture_proxy applies to a callable"):
+        evaluate([case("Ada")], adapter, out=tmp_path / "x", capture_proxy="http://h/v1")

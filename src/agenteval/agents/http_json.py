@@ -277,6 +277,8 @@ class HttpJsonAgent:
             "body": self._cfg.body,
             "response": response,
         }
+        if self._proxy is not None:
+            desc["capture_proxy"] = redact_url(self._proxy.upstream)
         return {**redact_mapping(desc, self._redactor), "headers": headers}
 
     async def start(self) -> None:

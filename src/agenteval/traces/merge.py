@@ -5,11 +5,12 @@ Precedence for ``tool_calls`` (the first that applies wins, never a mix):
 1. ``agent``: the agent returned ``tool_calls`` (even an empty list);
 2. ``transcript``: it returned ``messages`` holding tool calls
    (:func:`agenteval.transcripts.calls_from_messages`);
-3. the capture source's name (``otel``, ``openai-agents``): calls seen by capture while
-   the trial ran.
+3. the capture source's name (``otel``, ``openai-agents``, ``proxy``): calls seen by
+   capture while the trial ran (with several sources, the first that saw calls; the
+   recording proxy comes after span capture).
 
 When agenteval derived the calls (2 or 3), the source is recorded as
-``metadata["trajectory_source"]`` (``transcript``, ``otel`` or ``openai-agents``), unless
+``metadata["trajectory_source"]`` (``transcript``, ``otel``, ``openai-agents``, ``proxy``), unless
 the agent set that key itself; a trial whose calls the agent returned, or that has none,
 has no such key.
 
