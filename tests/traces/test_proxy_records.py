@@ -9,11 +9,10 @@ from datetime import UTC, datetime, timedelta
 from agenteval.traces.proxy_records import (
     ModelCall,
     RequestedCall,
-    ResponseReader,
     is_error_text,
-    read_request,
     trajectory_from_calls,
 )
+from agenteval.traces.proxy_wire import ResponseReader, read_request
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -3,7 +3,8 @@
 For agents agenteval cannot instrument (another process, another language, a framework
 without tracing): point the agent's LLM client at the proxy and every model call, every
 tool call the model requested and every tool output the agent sent back is recorded
-(:mod:`agenteval.traces.proxy_records` says what is read and how).
+(:mod:`agenteval.traces.proxy_wire` says what is read, :mod:`agenteval.traces.proxy_records`
+how it becomes a trajectory).
 
 **URLs.** The proxy listens on ``http://127.0.0.1:PORT``. During a run each trial gets
 its own base URL ``http://127.0.0.1:PORT/t/<token>/v1``, ``<token>`` 32 random url-safe
@@ -50,12 +51,8 @@ from aiohttp import web
 from agenteval.agents.base import AgentFailure
 from agenteval.errors import InputError
 from agenteval.secrets import REDACTED, Redactor, redact_url
-from agenteval.traces.proxy_records import (
-    ModelCall,
-    ResponseReader,
-    read_request,
-    trajectory_from_calls,
-)
+from agenteval.traces.proxy_records import ModelCall, trajectory_from_calls
+from agenteval.traces.proxy_wire import ResponseReader, read_request
 from agenteval.traces.records import Trajectory
 
 __all__ = ["ProxyTrial", "RecordingProxy", "check_upstream", "model_base_url"]
