@@ -6,6 +6,7 @@ import asyncio
 import gzip
 import json
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
@@ -15,6 +16,7 @@ from agenteval.testing import fake_openai_server
 from agenteval.traces.proxy import RecordingProxy, model_base_url
 
 KEY = "sk-server-test-abcdef0123456789"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 async def _serve(app: web.Application) -> tuple[web.AppRunner, str]:
@@ -212,3 +214,26 @@ def test_key_header_values_are_removed_from_what_is_recorded() -> None:
         assert call.outputs[0].content == "my key is [REDACTED]"
 
     run(main)
+
+
+def test_only_a_failure_of_the_last_request_is_the_trials_cause() -> None:
+    from agenteval.agents.base import AgentFailure
+    from agenteval.traces.proxy_records import ModelCall
+
+    proxy = RecordingProxy("http://127.0.0.1:9/v1")
+    for calls, cause in (
+        ([("unreachable", 0.1)], "connection"),
+        ([("unreachable", 0.1), (None, 0.1)], None),  # the client retried and got through
+        ([("unreachable", 0.1), (None, None)], "connection"),  # the retry is still in flight
+    ):
+        try:
+            with proxy.trial() as t:
+                for error, latency in calls:
+                    mc = ModelCall(api="chat", path="/chat/completions", started_at=T0)
+                    mc.error, mc.latency_s = error, latency
+                    t.calls.append(mc)
+                raise ValueError("the agent gave up")
+        except AgentFailure as e:
+            assert (e.cause, e.message) == (cause, "unreachable (the agent then raised ValueError)")
+        except ValueError:
+            assert cause is None

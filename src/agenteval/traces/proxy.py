@@ -121,8 +121,11 @@ class ProxyTrial:
 
     @property
     def upstream_error(self) -> str | None:
-        """The last proxy-level failure (upstream unreachable) of this trial."""
-        return next((c.error for c in reversed(self.calls) if c.error), None)
+        """Why the trial's last finished request failed at the proxy (upstream unreachable,
+        response broken off); None when it did not (a later success clears an earlier
+        failure, e.g. after the agent's client retried)."""
+        done = [c for c in list(self.calls) if c.latency_s is not None]
+        return done[-1].error if done else None
 
     def trajectory(self) -> Trajectory:
         """What the calls so far say (:func:`trajectory_from_calls`); in-flight calls
