@@ -32,7 +32,7 @@ def read(api: str, body: bytes, *, ctype: str = "application/json", enc: str = "
 
 def test_error_text_convention() -> None:
     assert is_error_text("Error: ValueError: boom")
-    assert is_error_text("  error: nope")
+    assert is_error_text("  error: nope") and is_error_text("ERROR: no")
     assert is_error_text("An error occurred while running the tool. Please try again. Error: x")
     assert not is_error_text("No errors found")
     assert not is_error_text({"error": "x"})

@@ -50,7 +50,7 @@ from aiohttp import web
 
 from agenteval.agents.base import AgentFailure
 from agenteval.errors import InputError
-from agenteval.secrets import REDACTED, Redactor, redact_url
+from agenteval.secrets import Redactor, redact_url
 from agenteval.traces.proxy_records import ModelCall, trajectory_from_calls
 from agenteval.traces.proxy_wire import ResponseReader, read_request
 from agenteval.traces.records import Trajectory
@@ -278,7 +278,6 @@ class RecordingProxy:
         except (aiohttp.ClientError, OSError, TimeoutError) as e:
             where = redact_url(self.upstream)
             call.error = f"model upstream {where} unreachable: {type(e).__name__}: {e}"
-            call.error = Redactor(keys).redact(call.error)
             call.status = 502
             call.latency_s = time.perf_counter() - t0
             self._write(call, keys)
@@ -362,5 +361,5 @@ def _scrub(call: ModelCall, r: Redactor) -> None:
     call.tools = _scrub_value(call.tools, r)
     for key in ("unparsed", "error", "model"):
         v = getattr(call, key)
-        if isinstance(v, str) and REDACTED not in v:
+        if isinstance(v, str):
             setattr(call, key, r.redact(v))

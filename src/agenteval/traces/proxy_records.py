@@ -6,7 +6,7 @@ and the tool outputs the agent sent back (what is read, exactly, is in its docst
 
 **Errors.** The model APIs have no error flag on a tool output: the proxy sees text. A
 tool output is recorded as the call's ``error`` (and no ``result``) when its text starts
-with ``Error:`` or ``error:`` (what LangGraph's ``ToolNode`` sends, and the convention
+with ``Error:`` in any case (what LangGraph's ``ToolNode`` sends, and the convention
 to use in your own loop) or with ``An error occurred while running the tool`` (the
 OpenAI Agents SDK's default); any other output is the call's ``result``, kept as text.
 A tool result that happens to start with ``Error:`` is recorded as an error.
@@ -39,7 +39,7 @@ __all__ = [
     "trajectory_from_calls",
 ]
 
-_ERROR_TEXT = re.compile(r"(?:[Ee]rror:|An error occurred while running the tool)")
+_ERROR_TEXT = re.compile(r"(?:(?i:error):|An error occurred while running the tool)")
 
 
 def is_error_text(content: Any) -> bool:
