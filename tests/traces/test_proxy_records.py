@@ -123,3 +123,13 @@ def test_a_chat_stream_without_include_usage_has_no_tokens() -> None:
     assert (call.input_tokens, call.output_tokens, call.unparsed) == (None, None, None)
     t = trajectory_from_calls([call])
     assert t.usage == [] and t.metadata["model_calls"][0]["model"] == "m"
+
+
+def test_the_frameworks_error_texts_are_errors() -> None:
+    """What the docs name: LangGraph's ToolNode and the OpenAI Agents SDK's default."""
+    import pytest
+
+    prebuilt = pytest.importorskip("langgraph.prebuilt.tool_node")
+    assert is_error_text(prebuilt.TOOL_CALL_ERROR_TEMPLATE.format(error=repr(ValueError("x"))))
+    tool = pytest.importorskip("agents.tool")
+    assert is_error_text(tool.default_tool_error_function(None, ValueError("x")))  # type: ignore[arg-type]
