@@ -125,11 +125,15 @@ def test_a_chat_stream_without_include_usage_has_no_tokens() -> None:
     assert t.usage == [] and t.metadata["model_calls"][0]["model"] == "m"
 
 
-def test_the_frameworks_error_texts_are_errors() -> None:
-    """What the docs name: LangGraph's ToolNode and the OpenAI Agents SDK's default."""
+def test_the_agents_sdk_default_error_text_is_an_error() -> None:
+    import pytest
+
+    tool = pytest.importorskip("agents.tool")
+    assert is_error_text(tool.default_tool_error_function(None, ValueError("x")))  # type: ignore[arg-type]
+
+
+def test_langgraph_toolnode_error_text_is_an_error() -> None:
     import pytest
 
     prebuilt = pytest.importorskip("langgraph.prebuilt.tool_node")
     assert is_error_text(prebuilt.TOOL_CALL_ERROR_TEMPLATE.format(error=repr(ValueError("x"))))
-    tool = pytest.importorskip("agents.tool")
-    assert is_error_text(tool.default_tool_error_function(None, ValueError("x")))  # type: ignore[arg-type]
