@@ -149,7 +149,7 @@ def wrapper(tmp_path: Path) -> dict[str, str]:
 
 
 def test_agent_in_another_process_through_the_cli(tmp_path: Path, cli: Any, upstream: str) -> None:
-    cases = [case(n) for n in NAMES[:2]] + [case(n + "s", stream=True) for n in NAMES[:2]]
+    cases = [case("Ada"), case("Grace", stream=True)]  # one child process per trial
     lines = [json.dumps(c) for c in [*cases, CRASH]]
     (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     proc = cli(
