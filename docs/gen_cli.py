@@ -28,7 +28,7 @@ a test fails when this page and the code disagree).
 | 2 | unusable input: a bad dataset, trial file, run directory, config or argument; an output path that is, contains or equals an input, lies inside another run directory, or is a file of a run directory; an `--html` path that is a device or FIFO; a run directory held by another process, or (for `rescore`/`judge`) a source run still being written; `--resume` with different settings. One line on stderr naming file, line and field, no traceback; nothing already recorded is changed | all |
 | 3 | `gate`: too few paired cases for any drop to be significant; unpaired (runs sharing no case, or `--unpaired`): no scorer could detect even a drop to 0 with 80% power (pass `--allow-underpowered` to accept) | `gate` |
 | 4 | `run`: no trial got an answer, or the failure rate is above `--max-failure-rate` (the run and its summary are written) | `run` |
-| 5 | an output could not be written (disk full, read-only, permission denied): what was written is kept and `run --resume` continues | `run`, `score`, `rescore`, `judge`, `gate`, `export` |
+| 5 | an output could not be written (disk full, read-only, permission denied): what was written is kept and `run --resume` continues | `run`, `score`, `rescore`, `judge`, `gate`, `export`, `proxy` |
 | 130 | interrupted by Ctrl-C (SIGINT): what finished is kept and summarised (`view`: how it stops) | `run`, `score`, `rescore`, `judge`, `view` |
 | 143 | `run` stopped by SIGTERM (handled like one Ctrl-C) | `run` |
 | 129 | `run` stopped by SIGHUP (handled like one Ctrl-C) | `run` |
@@ -60,6 +60,7 @@ COMMANDS = (
     "schema",
     "view",
     "export",
+    "proxy",
 )
 
 

@@ -59,19 +59,20 @@ class Run:
         return f"Run({str(self.run_dir)!r}, trials={self.summary.get('trials', '?')})"
 
 
-def _as_agent(agent: AgentLike, capture: str = "auto") -> Agent:
+def _as_agent(agent: AgentLike, capture: str = "auto", capture_proxy: str | None = None) -> Agent:
     if all(hasattr(agent, m) for m in ("run", "start", "close", "describe")):
-        if capture != "auto":
+        if capture != "auto" or capture_proxy is not None:
+            what = "capture" if capture != "auto" else "capture_proxy"
             raise InputError(
-                "capture applies to a callable or 'module:function' agent; give it to"
-                " PythonAgent(fn, capture=...) or leave it out for an Agent adapter",
+                f"{what} applies to a callable or 'module:function' agent; give it to"
+                f" PythonAgent(fn, {what}=...) or leave it out for an Agent adapter",
                 field="capture",
             )
         return agent  # type: ignore[return-value]
     from agenteval.agents.factory import python_agent  # a function, or a factory of one
 
     if isinstance(agent, str) or callable(agent):
-        return python_agent(agent, capture=capture)
+        return python_agent(agent, capture=capture, capture_proxy=capture_proxy)
     raise InputError(f"agent must be an Agent, 'module:function' or a callable, got {agent!r}")
 
 
@@ -117,6 +118,7 @@ async def aevaluate(
     capture: str = "auto",
     processes: int | None = None,
     executor: Any | None = None,
+    capture_proxy: str | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
     from agenteval.report.finish import finish_run
@@ -180,6 +182,7 @@ def evaluate(
     capture: str = "auto",
     processes: int | None = None,
     executor: Any | None = None,
+    capture_proxy: str | None = None,
 ) -> Run:
     """Run ``agent`` over ``dataset``, score every trial, and return the run.
 
@@ -198,6 +201,10 @@ def evaluate(
     capture's package is installed, ``otel`` requires ``opentelemetry-sdk`` (InputError
     otherwise), ``off`` records only what the agent returns. Anything but ``auto`` with an
     Agent adapter is an InputError.
+
+    ``capture_proxy`` (an OpenAI-compatible upstream base URL) gives each call of a
+    callable or ``"module:function"`` agent its own URL of a recording proxy in front of
+    it, as its ``model_base_url`` keyword (``--capture-proxy``, docs/agents/proxy.md).
 
     ``max_failure_rate`` (a share in [0, 1]): raise :class:`TooManyFailuresError` (which
     holds the written run) when no trial got an answer or more than that share of the
@@ -262,6 +269,7 @@ _OPTIONS = (
     "capture",
     "processes",
     "executor",
+    "capture_proxy",
 )
 
 
@@ -287,6 +295,7 @@ def _session(
     capture: str = "auto",
     processes: int | None = None,
     executor: Any | None = None,
+    capture_proxy: str | None = None,
 ) -> Session:
     from agenteval.executors import resolve as resolve_executor
 
@@ -300,7 +309,7 @@ def _session(
         prices = PriceTable.default().to_dict()
     return Session(
         dataset=dataset,
-        agent=_as_agent(agent, capture),
+        agent=_as_agent(agent, capture, capture_proxy),
         scorers=build_scorer_set(config),
         out=out_path,
         settings=RunSettings(concurrency=concurrency, timeout_s=timeout, repeats=repeats),

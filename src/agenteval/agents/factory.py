@@ -36,21 +36,29 @@ def is_factory(fn: Callable[..., Any]) -> bool:
     )
 
 
-def python_agent(target: str | Callable[..., Any], *, capture: str = "auto") -> Agent:
+def python_agent(
+    target: str | Callable[..., Any], *, capture: str = "auto", capture_proxy: str | None = None
+) -> Agent:
     """The agent ``target`` names: a :class:`FactoryAgent` for a factory, else a
     :class:`~agenteval.agents.python.PythonAgent`."""
     fn = (
         load_callable(target, what="agent", option="--agent") if isinstance(target, str) else target
     )
     if is_factory(fn):
-        return FactoryAgent(target, capture=capture)
-    return PythonAgent(target, capture=capture)
+        return FactoryAgent(target, capture=capture, capture_proxy=capture_proxy)
+    return PythonAgent(target, capture=capture, capture_proxy=capture_proxy)
 
 
 class FactoryAgent:
     """An agent built by calling a factory in :meth:`start` (see the module docstring)."""
 
-    def __init__(self, factory: str | Callable[..., Any], *, capture: str = "auto") -> None:
+    def __init__(
+        self,
+        factory: str | Callable[..., Any],
+        *,
+        capture: str = "auto",
+        capture_proxy: str | None = None,
+    ) -> None:
         self._ref = factory if isinstance(factory, str) else None
         if isinstance(factory, str):
             self.factory = load_callable(factory, what="agent", option="--agent")
@@ -61,12 +69,13 @@ class FactoryAgent:
                 factory, "__qualname__", type(factory).__name__
             )
         self._capture = capture
+        self._capture_proxy = capture_proxy
         self._agent: Agent | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the factory's import path (or the factory), never the built agent."""
         what = self._ref if self._ref is not None else self.factory
-        return (_rebuild, (what, self._capture))
+        return (_rebuild, (what, self._capture, self._capture_proxy))
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "python", target, factory: true}``."""
@@ -78,9 +87,14 @@ class FactoryAgent:
         if inspect.isawaitable(made):
             made = await made
         if all(hasattr(made, m) for m in ("run", "start", "close", "describe")):
+            if self._capture_proxy is not None:
+                raise InputError(
+                    f"agent factory '{self.target}' returned an Agent adapter;"
+                    " --capture-proxy needs it to return a function taking the case"
+                )
             agent: Agent = made
         elif callable(made):
-            agent = PythonAgent(made, capture=self._capture)
+            agent = PythonAgent(made, capture=self._capture, capture_proxy=self._capture_proxy)
         else:
             raise InputError(
                 f"agent factory '{self.target}' returned {type(made).__name__}; expected a"
@@ -101,5 +115,7 @@ class FactoryAgent:
         return await self._agent.run(case, repeat, rec)
 
 
-def _rebuild(factory: str | Callable[..., Any], capture: str) -> FactoryAgent:
-    return FactoryAgent(factory, capture=capture)
+def _rebuild(
+    factory: str | Callable[..., Any], capture: str, capture_proxy: str | None = None
+) -> FactoryAgent:
+    return FactoryAgent(factory, capture=capture, capture_proxy=capture_proxy)

@@ -23,6 +23,12 @@ exactly one placeholder whose value is not a string inserts the value itself: ``
 with a conversation as input inserts the list of messages, ``"{expected}"`` a number.
 Tool call sub-paths default to ``name``, ``arguments``, ``result``, ``error``, ``id``.
 
+With ``capture_proxy=UPSTREAM`` (``--capture-proxy``), ``{model_base_url}`` in the body is
+the trial's own base URL of a recording proxy in front of ``UPSTREAM``
+(:mod:`agenteval.traces.proxy`): the service points its LLM client there, and the model
+calls, tool calls and tool outputs seen become the trial's (when ``response`` has no
+``tool_calls`` path; ``metadata.trajectory_source`` is ``proxy``).
+
 The request is ``POST url`` with the rendered body, through :class:`~agenteval.http.HttpClient`
 (retries recorded), with the trial's W3C ``traceparent`` header
 (:mod:`agenteval.traces.propagation`; the trial records ``metadata.trace_id``). A response
@@ -208,6 +214,22 @@ def _render_body(node: Any, case: Case) -> Any:
     return node
 
 
+def _proxy_for(cfg: _Config, upstream: str | None) -> Any:
+    """The recording proxy for ``upstream`` (None without one); InputError when the body
+    uses ``{model_base_url}`` without one."""
+    if upstream is None:
+        if "{model_base_url}" in json.dumps(cfg.body):
+            raise InputError(
+                "{model_base_url} needs --capture-proxy UPSTREAM_BASE_URL",
+                file=cfg.path,
+                field="body",
+            )
+        return None
+    from agenteval.traces.proxy import RecordingProxy, check_upstream
+
+    return RecordingProxy(check_upstream(upstream))
+
+
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -227,9 +249,11 @@ class HttpJsonAgent:
         limit: int = 100,
         env: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
+        capture_proxy: str | None = None,
     ) -> None:
         self.config_path = Path(config_path)
         self._cfg = _Config(self.config_path, os.environ if env is None else env)
+        self._proxy = _proxy_for(self._cfg, capture_proxy)
         secrets = [*self._cfg.secrets, *url_secrets(self._cfg.url)]
         self._redactor = Redactor(secrets)
         self.client = HttpClient(
@@ -256,19 +280,40 @@ class HttpJsonAgent:
             "body": self._cfg.body,
             "response": response,
         }
+        if self._proxy is not None:
+            desc["capture_proxy"] = redact_url(self._proxy.upstream)
         return {**redact_mapping(desc, self._redactor), "headers": headers}
 
     async def start(self) -> None:
-        """Open the HTTP session."""
+        """Open the HTTP session (and start the ``capture_proxy``)."""
         await self.client.start()
+        if self._proxy is not None:
+            await self._proxy.start()
 
     async def close(self) -> None:
-        """Close the HTTP session."""
+        """Close the HTTP session (and the ``capture_proxy``)."""
         await self.client.close()
+        if self._proxy is not None:
+            await self._proxy.close()
 
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """POST the rendered body once (with retries) and read the configured fields."""
-        body = _render_body(self._cfg.body, case)
+        if self._proxy is None:
+            return await self._run(case, rec)
+        from agenteval.traces.merge import merge, watch
+
+        with watch(self._proxy, rec) as seen:
+            out = await self._run(case, rec, seen)
+        return merge(out, seen, rec)
+
+    async def _run(self, case: Case, rec: Recorder, seen: Any = None) -> AgentOutput:
+        values = case
+        if seen is not None:  # {model_base_url}: this trial's proxy URL
+            from agenteval.traces.proxy import model_base_url
+
+            extra = {**case.metadata, "model_base_url": model_base_url()}
+            values = case.model_copy(update={"metadata": extra})
+        body = _render_body(self._cfg.body, values)
         trace = rec.trace = rec.trace or TraceContext.new()  # traceparent: one per trial
         data = await self.client.post_json(self._cfg.url, body, rec)
         self._record_usage(data, rec)
@@ -277,7 +322,7 @@ class HttpJsonAgent:
             raise AgentFailure("malformed_response", f"response has no '{self._cfg.output}'")
         return AgentOutput(
             output=None if output is None else _as_text(output),
-            tool_calls=self._tool_calls(data),
+            tool_calls=self._tool_calls(data) if seen is None or self._cfg.calls else None,
             tools=case.tools,
             metadata={"trace_id": trace.trace_id},
         )

@@ -30,6 +30,12 @@ wait for it when the run ends. Exceptions propagate unchanged (the runner record
 ``agent_error``, ``SystemExit`` and other ``BaseException`` included); :class:`AgentFailure`
 passes through with its cause.
 
+With ``capture_proxy=UPSTREAM`` (``--capture-proxy``) each call gets its own base URL of
+a recording proxy in front of the OpenAI-compatible ``UPSTREAM``
+(:mod:`agenteval.traces.proxy`): as the ``model_base_url`` keyword when the function
+takes one (a parameter without default makes ``capture_proxy`` required), and from
+:func:`agenteval.traces.proxy.model_base_url` anywhere in the call.
+
 Tool calls need not be returned: with ``capture="auto"`` (the default) and
 ``opentelemetry-sdk`` installed, the spans the agent's own instrumentation emits during
 the call are mapped to the trial (:mod:`agenteval.traces`), and a returned ``messages``
@@ -53,6 +59,7 @@ from agenteval._imports import load_callable
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.errors import InputError
+from agenteval.secrets import redact_url
 from agenteval.traces.capture import capture_source
 from agenteval.traces.merge import Seen, keep_partial, merge, watch
 from agenteval.trial import Retry, ToolCall, Trial, Usage
@@ -71,7 +78,10 @@ def _repeat_mode(fn: Callable[..., Any], target: str) -> str:
         return ""
     kinds = inspect.Parameter
     positional = [
-        p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+        p
+        for p in params
+        if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+        and p.name != URL_PARAM  # passed by keyword (--capture-proxy)
     ]
     if not positional and not any(p.kind is kinds.VAR_POSITIONAL for p in params):
         raise InputError(f"agent '{target}' must take the case as its first parameter")
@@ -80,6 +90,21 @@ def _repeat_mode(fn: Callable[..., Any], target: str) -> str:
     if any(p.name == "repeat" and p.kind is kinds.KEYWORD_ONLY for p in params):
         return "keyword"
     return ""
+
+
+URL_PARAM = "model_base_url"
+"""The keyword a Python agent takes to receive its trial's ``--capture-proxy`` base URL."""
+
+
+def _url_mode(fn: Callable[..., Any]) -> str:
+    """'' (no such parameter), 'optional' or 'required': the ``model_base_url`` keyword."""
+    try:
+        p = inspect.signature(fn).parameters.get(URL_PARAM)
+    except (TypeError, ValueError):
+        return ""
+    if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+        return ""
+    return "optional" if p.default is not p.empty else "required"
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -168,7 +193,13 @@ def _resolve(fut: asyncio.Future[Any], result: tuple[bool, Any]) -> None:
 class PythonAgent:
     """Calls a Python function for each case (see the module docstring for the contract)."""
 
-    def __init__(self, target: str | Callable[..., Any], *, capture: str = "auto") -> None:
+    def __init__(
+        self,
+        target: str | Callable[..., Any],
+        *,
+        capture: str = "auto",
+        capture_proxy: str | None = None,
+    ) -> None:
         if isinstance(target, str):
             self.target = target
             self.fn: Callable[..., Any] = load_callable(target, what="agent", option="--agent")
@@ -179,10 +210,20 @@ class PythonAgent:
             )
         self._ref = target if isinstance(target, str) else None
         self._capture_mode = capture
+        self._capture_proxy = capture_proxy
         self._repeat_mode = _repeat_mode(self.fn, self.target)
         self._async = _is_async(self.fn)
         self._threads: AgentThreads | None = None
         self._capture = capture_source(capture)
+        self._proxy = _proxy(capture_proxy, self._capture) if capture_proxy else None
+        self._url_mode = _url_mode(self.fn)
+        if self._url_mode == "required" and self._proxy is None:
+            raise InputError(
+                f"agent '{self.target}' takes '{URL_PARAM}': run it with --capture-proxy"
+                " UPSTREAM_BASE_URL (or give the parameter a default)"
+            )
+        if self._proxy is not None:
+            self._capture = self._proxy[1]
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (for worker processes) as its import path when it was given one and
@@ -190,32 +231,39 @@ class PythonAgent:
         object, or a function passed in) the callable itself is pickled."""
         plain = inspect.isfunction(self.fn) or inspect.isclass(self.fn) or inspect.ismethod(self.fn)
         what: Any = self._ref if self._ref is not None and plain else self.fn
-        return (PythonAgent, (what,), {"_capture_mode": self._capture_mode})
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        if state["_capture_mode"] != self._capture_mode:
-            self._capture_mode = state["_capture_mode"]
-            self._capture = capture_source(self._capture_mode)
+        return (_rebuild, (what, self._capture_mode, self._capture_proxy))
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "python", target}``."""
-        return {"kind": "python", "target": self.target}
+        desc = {"kind": "python", "target": self.target}
+        if self._proxy is not None:
+            desc["capture_proxy"] = redact_url(self._proxy[0].upstream)
+        return desc
 
     async def start(self) -> None:
-        """Nothing to open (threads for a sync function start with the first call)."""
+        """Start the ``capture_proxy`` (threads for a sync function start with the first
+        call)."""
+        if self._proxy is not None:
+            await self._proxy[0].start()
 
     async def close(self) -> None:
         """Let the sync function's free threads end (a hung one is left to finish)."""
         if self._threads is not None:
             self._threads.close()
             self._threads = None
+        if self._proxy is not None:
+            await self._proxy[0].close()
 
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """Call the function on a deep copy of the case and normalise what it returns."""
         own = own_copy(case)
         args: tuple[Any, ...] = (own, repeat) if self._repeat_mode == "positional" else (own,)
-        kwargs = {"repeat": repeat} if self._repeat_mode == "keyword" else {}
+        kwargs: dict[str, Any] = {"repeat": repeat} if self._repeat_mode == "keyword" else {}
         with watch(self._capture, rec) as seen:
+            if self._url_mode and self._proxy is not None:
+                from agenteval.traces.proxy import model_base_url
+
+                kwargs[URL_PARAM] = model_base_url()
             if self._async:
                 result = await self.fn(*args, **kwargs)
             else:
@@ -225,6 +273,24 @@ class PythonAgent:
                 if inspect.isawaitable(result):
                     result = await result
         return normalize_result(result, rec, self.target, seen)
+
+
+def _rebuild(what: Any, capture: str, capture_proxy: str | None) -> PythonAgent:
+    """A worker's copy of a pickled :class:`PythonAgent` (its own proxy, if any)."""
+    return PythonAgent(what, capture=capture, capture_proxy=capture_proxy)
+
+
+def _proxy(upstream: str, capture: Any) -> tuple[Any, Any]:
+    """The recording proxy for ``upstream`` and the capture that adds it (last) to
+    ``capture``: span capture, when on, comes first (it knows tool errors for sure)."""
+    from agenteval.traces.capture import Captures
+    from agenteval.traces.proxy import RecordingProxy, check_upstream
+
+    proxy = RecordingProxy(check_upstream(upstream))
+    if capture is None:
+        return proxy, proxy
+    sources = capture.sources if isinstance(capture, Captures) else [capture]
+    return proxy, Captures([*sources, proxy])
 
 
 def own_copy(case: Case) -> Case:

@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "schema",
     "view",
     "export",
+    "proxy",
 )
 COMMAND_OF = {
     "judge-agreement": "judge",

@@ -71,6 +71,13 @@ def register(sub: Any) -> None:
         help="--agent MODULE:FN: record the agent's OpenTelemetry or OpenAI Agents SDK"
         " spans (auto: whichever is installed and used; docs/agents/)",
     )
+    a.add_argument(
+        "--capture-proxy",
+        metavar="UPSTREAM_BASE_URL",
+        help="--agent MODULE:FN / --http-config: give each trial its own base URL of a"
+        " recording proxy in front of this OpenAI-compatible API, and record the model"
+        " calls and tool calls made through it (docs/agents/proxy.md)",
+    )
     a.add_argument("--prompt-template", metavar="FILE", help="template with {input}, {context}...")
     a.add_argument(
         "--otlp-receiver",
@@ -212,6 +219,9 @@ def build_agent(args: argparse.Namespace) -> Agent:
 
 def _adapter(args: argparse.Namespace) -> Agent:
     """The adapter the arguments name; InputError when they name none or several."""
+    proxy = getattr(args, "capture_proxy", None)
+    if proxy and (args.agent == "tool-loop" or not (args.agent or args.http_config)):
+        raise InputError("--capture-proxy applies to --agent MODULE:FN and --http-config FILE")
     if args.agent == "tool-loop":
         from agenteval.cli._tool_loop import build_from_args  # only this agent needs tools
 
@@ -224,12 +234,16 @@ def _adapter(args: argparse.Namespace) -> Agent:
     if args.agent:
         from agenteval.agents.factory import python_agent  # a function, or a factory of one
 
-        return python_agent(args.agent, capture=getattr(args, "capture", "auto"))
+        return python_agent(
+            args.agent, capture=getattr(args, "capture", "auto"), capture_proxy=proxy
+        )
     policy = retry_policy(args)
     if args.http_config:
         from agenteval.agents.http_json import HttpJsonAgent
 
-        return HttpJsonAgent(args.http_config, policy=policy, limit=args.concurrency)
+        return HttpJsonAgent(
+            args.http_config, policy=policy, limit=args.concurrency, capture_proxy=proxy
+        )
     if not args.model:
         raise InputError("--endpoint needs --model NAME")
     from agenteval.agents.openai_chat import OpenAIChatAgent

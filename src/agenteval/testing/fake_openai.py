@@ -5,7 +5,9 @@ message's content when it is a tool result, else the last user message's content
 response carries the request's ``model`` and a ``usage`` block counting words (prompt: all
 message contents; completion: the answer). ``GET /v1/models`` lists one model.
 ``POST /v1/responses`` (Responses API) runs a tool loop scripted by ``[[call:NAME JSON]]``
-markers in the user message (:mod:`agenteval.testing.fake_responses`; no faults).
+markers in the user message (:mod:`agenteval.testing.fake_responses`; no faults); chat
+completions follow the same markers, and both stream when asked (``"stream": true``;
+:mod:`agenteval.testing.fake_stream`; a fault is never streamed).
 
 Faults are decided per request, first match wins:
 
@@ -46,6 +48,12 @@ from typing import Any
 from aiohttp import web
 
 from agenteval.testing.fake_responses import response_for
+from agenteval.testing.fake_stream import (
+    chat_chunks,
+    chat_script_message,
+    responses_events,
+    send_events,
+)
 
 FAULT_KINDS = (
     "429",
@@ -190,16 +198,19 @@ class FakeServer:
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
-    async def _responses(self, request: web.Request) -> web.Response:
+    async def _responses(self, request: web.Request) -> web.StreamResponse:
         try:
             self._n += 1
-            payload = response_for(json.loads(await request.read()), self._n)
+            body = json.loads(await request.read())
+            payload = response_for(body, self._n)
         except (ValueError, TypeError) as e:
             self.counts["bad_request"] += 1
             return _error(400, f"bad Responses API request: {e}")
         self.counts["ok"] += 1
         if self.config.latency_ms > 0:
             await asyncio.sleep(self.config.latency_ms / 1000)
+        if body.get("stream") is True:
+            return await send_events(request, responses_events(payload), named=True, done=False)
         return _json(200, payload)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -217,7 +228,14 @@ class FakeServer:
         if self.config.latency_ms > 0:
             await asyncio.sleep(self.config.latency_ms / 1000)
         if kind is None:
-            return self._answer(body, messages, user_text)
+            answer = self._answer(body, messages, user_text)
+            if body.get("stream") is not True:
+                return answer
+            options = body.get("stream_options")
+            usage = isinstance(options, dict) and options.get("include_usage") is True
+            assert isinstance(answer.body, bytes)
+            chunks = chat_chunks(json.loads(answer.body), usage)
+            return await send_events(request, chunks, named=False, done=True)
         return await self._fault(kind, request, body, messages, user_text)
 
     def _completion(
@@ -243,6 +261,9 @@ class FakeServer:
         text = user_text
         if isinstance(last, dict) and last.get("role") == "tool":
             text = _last_text(messages, "tool") or ""
+        scripted = chat_script_message(messages, user_text)
+        if scripted is not None:
+            return _json(200, self._completion(body, messages, scripted, "tool_calls"))
         message = {"role": "assistant", "content": f"echo: {text}"}
         return _json(200, self._completion(body, messages, message, "stop"))
 

@@ -5,18 +5,20 @@ Precedence for ``tool_calls`` (the first that applies wins, never a mix):
 1. ``agent``: the agent returned ``tool_calls`` (even an empty list);
 2. ``transcript``: it returned ``messages`` holding tool calls
    (:func:`agenteval.transcripts.calls_from_messages`);
-3. the capture source's name (``otel``, ``openai-agents``): calls seen by capture while
-   the trial ran.
+3. the capture source's name (``otel``, ``openai-agents``, ``proxy``): calls seen by
+   capture while the trial ran (with several sources, the first that saw calls; the
+   recording proxy comes after span capture).
 
 When agenteval derived the calls (2 or 3), the source is recorded as
-``metadata["trajectory_source"]`` (``transcript``, ``otel`` or ``openai-agents``), unless
+``metadata["trajectory_source"]`` (``transcript``, ``otel``, ``openai-agents``, ``proxy``), unless
 the agent set that key itself; a trial whose calls the agent returned, or that has none,
 has no such key.
 
 Captured data also fills what the agent did not give: token ``usage`` (only when the
 agent returned none, so tokens are never counted twice), the tool definitions offered
 (``tools``), active time (time inside model calls), and ``metadata["token_details"]``:
-cache and reasoning token counts per model, when the spans have them.
+cache and reasoning token counts per model, when the spans have them, and the source's
+own ``Trajectory.metadata`` keys (the recording proxy's ``model_calls``).
 
 When the agent raises (or times out), :func:`keep_partial` puts what capture saw so far
 on the failed trial: its calls, usage and active time.
@@ -103,6 +105,8 @@ def merge(out: AgentOutput, seen: Seen | None, rec: Recorder) -> AgentOutput:
         extra["trajectory_source"] = source
     if t is not None and t.token_details:
         extra["token_details"] = t.token_details
+    if t is not None and t.metadata:
+        extra.update(t.metadata)  # e.g. the proxy's ``model_calls``
     if extra:
         out.metadata = {**extra, **out.metadata}
     return out

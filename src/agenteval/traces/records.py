@@ -55,6 +55,7 @@ class Trajectory:
     tools: list[dict[str, Any]] | None = None
     active_s: float | None = None
     token_details: dict[str, dict[str, int]] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)  # put on the trial as is
 
     @property
     def empty(self) -> bool:

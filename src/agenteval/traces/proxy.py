@@ -1,0 +1,365 @@
+"""A recording proxy for OpenAI-compatible model APIs: model traffic → trial trajectories.
+
+For agents agenteval cannot instrument (another process, another language, a framework
+without tracing): point the agent's LLM client at the proxy and every model call, every
+tool call the model requested and every tool output the agent sent back is recorded
+(:mod:`agenteval.traces.proxy_wire` says what is read, :mod:`agenteval.traces.proxy_records`
+how it becomes a trajectory).
+
+**URLs.** The proxy listens on ``http://127.0.0.1:PORT``. During a run each trial gets
+its own base URL ``http://127.0.0.1:PORT/t/<token>/v1``, ``<token>`` 32 random url-safe
+characters (:func:`secrets.token_urlsafe`), valid only while that trial runs: a request
+under any other token is answered ``404`` with a JSON error and never forwarded. A
+request ``.../t/<token>/v1/<rest>`` goes to ``UPSTREAM/<rest>`` (``UPSTREAM`` is the
+upstream base URL, e.g. ``https://api.openai.com/v1``), query string kept. Standalone
+(``agenteval proxy``, ``labels=True``) any token is accepted as a free *label* and
+``http://127.0.0.1:PORT/v1`` works too (label ``""``).
+
+**Forwarding is unchanged**: method, body bytes and every header but the hop-by-hop
+ones (``Connection``, ``Keep-Alive``, ``Transfer-Encoding``, ``TE``, ``Upgrade``,
+``Proxy-*``, ``Trailer``) and ``Host`` go upstream — the agent's own ``Authorization``
+included; the upstream's status, headers (same exceptions) and body bytes come back, a
+compressed body still compressed, a stream (``text/event-stream``) chunk by chunk as it
+arrives. Every path is forwarded (``/v1/models``...); ``chat/completions`` and
+``responses`` are also read.
+
+**Secrets**: no header is ever recorded. Before a call is recorded, the values of the
+request's ``Authorization``, ``api-key`` and ``x-api-key`` headers are removed from every
+recorded string (:class:`~agenteval.secrets.Redactor`), and the upstream URL is written
+only without its credentials.
+
+**Upstream unreachable** (refused, reset before the response, DNS failure): the agent
+gets ``502`` with a JSON error naming the upstream, the call is recorded with ``error``;
+when the agent then raises, the trial fails with cause ``connection`` and that message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import IO, Any
+
+import aiohttp
+from aiohttp import web
+
+from agenteval.agents.base import AgentFailure
+from agenteval.errors import InputError
+from agenteval.secrets import Redactor, redact_url
+from agenteval.traces.proxy_records import ModelCall, trajectory_from_calls
+from agenteval.traces.proxy_wire import ResponseReader, read_request
+from agenteval.traces.records import Trajectory
+
+__all__ = ["ProxyTrial", "RecordingProxy", "check_upstream", "model_base_url"]
+
+_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+    }
+)
+_KEY_HEADERS = ("authorization", "api-key", "x-api-key")
+_BASE_URL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "agenteval_model_base_url", default=None
+)
+
+
+def model_base_url() -> str | None:
+    """The running trial's proxy base URL (``http://127.0.0.1:PORT/t/<token>/v1``), or
+    None outside a trial or without ``--capture-proxy``. Works in the agent function and
+    in the asyncio tasks and sync-agent worker thread that run it (a context variable)."""
+    return _BASE_URL.get()
+
+
+def check_upstream(url: str) -> str:
+    """``url`` when it is an ``http(s)://host...`` base URL; InputError otherwise."""
+    from yarl import URL
+
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise InputError(
+            f"the upstream must be an http(s) base URL such as https://api.openai.com/v1,"
+            f" got {redact_url(url)!r}",
+            field="--capture-proxy",
+        )
+    return url
+
+
+def _api(rest: str) -> str:
+    path = rest.split("?")[0].rstrip("/")
+    if path.endswith("chat/completions"):
+        return "chat"
+    if path == "responses" or path.endswith("/responses"):
+        return "responses"
+    return "other"
+
+
+class ProxyTrial:
+    """One trial's view: its base URL and the calls recorded under it."""
+
+    source = "proxy"
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.calls: list[ModelCall] = []
+
+    @property
+    def upstream_error(self) -> str | None:
+        """Why the trial's last finished request failed at the proxy (upstream unreachable,
+        response broken off); None when it did not (a later success clears an earlier
+        failure, e.g. after the agent's client retried)."""
+        done = [c for c in list(self.calls) if c.latency_s is not None]
+        return done[-1].error if done else None
+
+    def trajectory(self) -> Trajectory:
+        """What the calls so far say (:func:`trajectory_from_calls`); in-flight calls
+        are left out."""
+        return trajectory_from_calls([c for c in list(self.calls) if c.latency_s is not None])
+
+
+class RecordingProxy:
+    """The proxy server (module docstring); also a capture source named ``proxy``.
+
+    ``out``: an open text file every call is appended to as one JSON line
+    (:meth:`ModelCall.to_json`) as soon as it ends; ``labels``: accept any token
+    (standalone). Call :meth:`start` on the event loop that will run the trials.
+    """
+
+    name = "proxy"
+
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        out: IO[str] | None = None,
+        labels: bool = False,
+    ) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.host = host
+        self.port = port
+        self._out = out
+        self._labels = labels
+        self._trials: dict[str, ProxyTrial] = {}
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self.calls_recorded = 0
+        self.write_error: OSError | None = None
+        self.failed = asyncio.Event()  # set when ``out`` cannot be written
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT`` (the port is known once started)."""
+        return f"http://{self.host}:{self.port}"
+
+    def base_url(self, token: str) -> str:
+        """The base URL an OpenAI client takes for ``token``."""
+        return f"{self.url}/t/{token}/v1"
+
+    async def start(self) -> RecordingProxy:
+        """Listen (port 0: a free one, then in :attr:`port`); returns self."""
+        if self._runner is not None:
+            return self
+        self._session = aiohttp.ClientSession(
+            auto_decompress=False,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30),
+            connector=aiohttp.TCPConnector(limit=0),
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
+        )
+        app = web.Application(client_max_size=1 << 30)
+        app.router.add_route("*", "/t/{token}/{rest:.*}", self._trial_route)
+        app.router.add_route("*", "/{rest:.*}", self._plain_route)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        await site.start()
+        self.port = int(self._runner.addresses[0][1])
+        return self
+
+    async def close(self) -> None:
+        """Stop listening and close the upstream connections."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @contextmanager
+    def trial(self) -> Iterator[ProxyTrial]:
+        """A fresh token for one trial; :func:`model_base_url` gives its URL inside.
+
+        When the block raises after the upstream was unreachable, the exception becomes
+        ``AgentFailure("connection", ...)`` naming the upstream.
+        """
+        token = secrets.token_urlsafe(24)
+        t = ProxyTrial(self.base_url(token))
+        self._trials[token] = t
+        ctx = _BASE_URL.set(t.base_url)
+        try:
+            yield t
+        except Exception as e:
+            if isinstance(e, AgentFailure) or t.upstream_error is None:
+                raise
+            raise AgentFailure(
+                "connection", f"{t.upstream_error} (the agent then raised {type(e).__name__})"
+            ) from e
+        finally:
+            _BASE_URL.reset(ctx)
+            del self._trials[token]
+
+    def _not_found(self, message: str) -> web.Response:
+        body = {"error": {"message": f"agenteval proxy: {message}", "type": "agenteval_proxy"}}
+        return web.json_response(body, status=404)
+
+    async def _trial_route(self, request: web.Request) -> web.StreamResponse:
+        token = request.match_info["token"]
+        t = self._trials.get(token)
+        if t is None and not self._labels:
+            return self._not_found(
+                "no trial is running under this URL (unknown or finished token); nothing"
+                " was forwarded"
+            )
+        return await self._route(request, request.match_info["rest"], token, t)
+
+    async def _plain_route(self, request: web.Request) -> web.StreamResponse:
+        if not self._labels:
+            return self._not_found("use the per-trial base URL .../t/<token>/v1")
+        return await self._route(request, request.match_info["rest"], "", None)
+
+    async def _route(
+        self, request: web.Request, rest: str, label: str, t: ProxyTrial | None
+    ) -> web.StreamResponse:
+        if rest != "v1" and not rest.startswith("v1/"):
+            return self._not_found(f"paths start with /v1 (got /{rest})")
+        rest = rest[3:]
+        sink: Callable[[ModelCall], None] = t.calls.append if t is not None else _drop
+        return await self._forward(request, rest, label if self._labels else "", sink)
+
+    async def _forward(
+        self, request: web.Request, rest: str, label: str, sink: Callable[[ModelCall], None]
+    ) -> web.StreamResponse:
+        assert self._session is not None
+        body = await request.read()
+        api = _api(rest) if request.method == "POST" else "other"
+        call = ModelCall(api=api, path="/" + rest, started_at=datetime.now(UTC), label=label)
+        t0 = time.perf_counter()
+        keys = [v for k, v in request.headers.items() if k.lower() in _KEY_HEADERS]
+        keys += [v.split(None, 1)[1] for v in keys if " " in v]
+        if api != "other":
+            read_request(call, body)
+        sink(call)  # seen at once, so a trial that ends now still knows of it
+        url = f"{self.upstream}/{rest}" + (
+            f"?{request.query_string}" if request.query_string else ""
+        )
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
+        try:
+            up_cm = self._session.request(
+                request.method, url, data=body, headers=headers, allow_redirects=False
+            )
+            up = await up_cm.__aenter__()
+        except (aiohttp.ClientError, OSError, TimeoutError) as e:
+            where = redact_url(self.upstream)
+            call.error = f"model upstream {where} unreachable: {type(e).__name__}: {e}"
+            call.status = 502
+            call.latency_s = time.perf_counter() - t0
+            self._write(call, keys)
+            payload = {
+                "error": {"message": f"agenteval proxy: {call.error}", "type": "agenteval_proxy"}
+            }
+            return web.json_response(payload, status=502)
+        try:
+            return await self._relay(request, up, call, t0, keys)
+        finally:
+            await up_cm.__aexit__(None, None, None)
+
+    async def _relay(
+        self,
+        request: web.Request,
+        up: aiohttp.ClientResponse,
+        call: ModelCall,
+        t0: float,
+        keys: list[str],
+    ) -> web.StreamResponse:
+        call.status = up.status
+        resp = web.StreamResponse(status=up.status, reason=up.reason)
+        for k, v in up.headers.items():
+            if k.lower() not in _HOP:
+                resp.headers.add(k, v)
+        reader = ResponseReader(
+            call.api, up.headers.get("Content-Type", ""), up.headers.get("Content-Encoding", "")
+        )
+        await resp.prepare(request)
+        try:
+            async for chunk in up.content.iter_any():
+                reader.feed(chunk)
+                await resp.write(chunk)
+        except (TimeoutError, aiohttp.ClientError, OSError) as e:
+            call.error = f"the response broke off: {type(e).__name__}: {e}"
+            call.latency_s = time.perf_counter() - t0
+            reader.finish(call)
+            self._write(call, keys)
+            if request.transport is not None:
+                request.transport.abort()  # the agent sees the break, as from upstream
+            return resp
+        call.latency_s = time.perf_counter() - t0
+        reader.finish(call)
+        self._write(call, keys)
+        await resp.write_eof()
+        return resp
+
+    def _write(self, call: ModelCall, keys: list[str]) -> None:
+        if keys:
+            _scrub(call, Redactor(keys))
+        self.calls_recorded += 1
+        if self._out is not None and self.write_error is None:
+            try:
+                self._out.write(json.dumps(call.to_json(), ensure_ascii=False) + "\n")
+                self._out.flush()
+            except OSError as e:  # the call is still forwarded; the owner stops the proxy
+                self.write_error = e
+                self.failed.set()
+
+
+def _drop(call: ModelCall) -> None:
+    return None
+
+
+def _scrub_value(value: Any, r: Redactor) -> Any:
+    if isinstance(value, str):
+        return r.redact(value)
+    if isinstance(value, list):
+        return [_scrub_value(v, r) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub_value(v, r) for k, v in value.items()}
+    return value
+
+
+def _scrub(call: ModelCall, r: Redactor) -> None:
+    """Remove the request's key values from every recorded string of ``call``."""
+    for rc in call.requested:
+        rc.arguments = r.redact(rc.arguments)
+    for o in call.outputs:
+        o.content = _scrub_value(o.content, r)
+    call.tools = _scrub_value(call.tools, r)
+    for key in ("unparsed", "error", "model"):
+        v = getattr(call, key)
+        if isinstance(v, str):
+            setattr(call, key, r.redact(v))
