@@ -138,3 +138,8 @@ async def responses_agent(case: Any, *, model_base_url: str) -> str:
 
 if __name__ == "__main__":  # the agent in another process: OPENAI_BASE_URL / OPENAI_API_KEY
     print(chat_loop(OpenAI(max_retries=0), sys.argv[1], stream=len(sys.argv) > 2))
+
+
+def make_chat_agent() -> Any:
+    """A factory (``--agent proxy_agents:make_chat_agent``): builds :func:`chat_agent`."""
+    return chat_agent

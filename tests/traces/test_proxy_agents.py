@@ -327,3 +327,20 @@ def test_capture_proxy_with_an_agent_adapter_is_an_input_error(tmp_path: Path) -
     adapter = PythonAgent(chat_agent, capture_proxy="http://127.0.0.1:9/v1")
     with pytest.raises(InputError, match="capture_proxy applies to a callable"):
         evaluate([case("Ada")], adapter, out=tmp_path / "x", capture_proxy="http://h/v1")
+
+
+def test_pickled_agent_keeps_its_capture_proxy() -> None:
+    """A worker process (--processes, Ray) rebuilds the agent from its pickle: the copy
+    records through its own proxy in front of the same upstream, and a factory too."""
+    import pickle
+
+    from agenteval.agents.factory import FactoryAgent
+
+    agent = PythonAgent("proxy_agents:chat_agent", capture_proxy="http://127.0.0.1:9/v1")
+    copy = pickle.loads(pickle.dumps(agent))
+    assert copy.describe() == agent.describe()
+    assert copy.describe()["capture_proxy"] == "http://127.0.0.1:9/v1"
+    assert copy._proxy is not agent._proxy
+
+    made = FactoryAgent("proxy_agents:make_chat_agent", capture_proxy="http://127.0.0.1:9/v1")
+    assert pickle.loads(pickle.dumps(made))._capture_proxy == "http://127.0.0.1:9/v1"
