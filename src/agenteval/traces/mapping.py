@@ -149,15 +149,42 @@ def _messages(s: SpanRecord, side: str) -> list[Any]:
     return openinference_messages(a, f"llm.{side}_messages.")
 
 
-def _tool_call(s: SpanRecord, by_id: dict[str, ToolCall]) -> ToolCall:
+def _openinference_tool(s: SpanRecord) -> bool:
+    return str(s.attributes.get("openinference.span.kind", "")).upper() == "TOOL"
+
+
+def _langchain_tool_message(v: Any) -> tuple[bool, Any, str | None]:
+    """A LangChain ``ToolMessage`` as OpenInference records a tool's output:
+    ``(True, content, error)``; ``(False, v, None)`` for anything else."""
+    if isinstance(v, dict) and v.get("type") == "tool" and isinstance(v.get("data"), dict):
+        data = v["data"]
+        content = json_value(data.get("content"))
+        if data.get("status") == "error":
+            return True, None, str(content)
+        return True, content, None
+    return False, v, None
+
+
+def _tool_call(
+    s: SpanRecord, by_id: dict[str, ToolCall], by_name: dict[str, list[ToolCall]]
+) -> ToolCall:
     a = s.attributes
     cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
     cid = str(cid) if cid else None
     seen = by_id.get(cid) if cid else None
+    if seen is None and _openinference_tool(s):
+        # OpenInference's LangChain tool spans carry no call id, and ``input.value`` is
+        # the tool input as LangChain printed it (a bare string for a one-argument tool):
+        # the model's call of that tool, in order, holds the real arguments and id.
+        queue = by_name.get(_tool_name(s))
+        seen = queue.pop(0) if queue else None
+        cid = seen.id if seen is not None else None
     has_args, args = first(a, _ARG_KEYS)
     if not has_args:
         has_args, args = from_events(s, _ARG_KEYS)
-    if not has_args and seen is not None:
+    if seen is not None and (
+        not has_args or (_openinference_tool(s) and not isinstance(json_value(args), dict))
+    ):
         has_args, args = True, seen.arguments
     error = _error(s) if s.end_ns is not None else UNFINISHED
     result = None
@@ -167,6 +194,8 @@ def _tool_call(s: SpanRecord, by_id: dict[str, ToolCall]) -> ToolCall:
             has_result, result = from_events(s, _RESULT_KEYS)
         if not has_result and seen is not None:
             result, error = seen.result, seen.error
+        elif has_result:
+            _, result, error = _langchain_tool_message(json_value(result))
     dur = None
     if s.start_ns is not None and s.end_ns is not None:
         dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
@@ -330,12 +359,15 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
         elif kind == "model":
             models.append(s)
     # The model spans' messages are read only when some tool span lacks its content.
-    need = not tools or any(not _has_content(s) for s in tools)
+    need = not tools or any(not _has_content(s) or _openinference_tool(s) for s in tools)
     from_messages = _message_calls(models) if models and need else []
     by_id = {c.id: c for c in from_messages if c.id}
+    by_name: dict[str, list[ToolCall]] = {}
+    for c in from_messages:
+        by_name.setdefault(c.name, []).append(c)
     calls: list[tuple[int, ToolCall]] = []
     if tools:
-        calls = [(s.start_ns or 0, _tool_call(s, by_id)) for s in tools]
+        calls = [(s.start_ns or 0, _tool_call(s, by_id, by_name)) for s in tools]
     else:
         calls = [(0, c) for c in from_messages]
     calls.extend((s.start_ns or 0, _retrieval(s)) for s in retrievers)
@@ -355,3 +387,32 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     if intervals:
         t.active_s = _union_s(intervals)
     return t
+
+
+def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
+    """What the spans did not record about the tool calls: ``tool_arguments`` when a tool
+    span has no arguments (on the span, its events, or a model message's call with the
+    same id), ``tool_results`` when a finished tool span that did not fail has no result
+    (likewise). Empty when every call is complete, or there is no tool span."""
+    spans = list(spans)
+    tools = [s for s in spans if _kind(s) == "tool"]
+    if not tools:
+        return []
+    models = [s for s in spans if _kind(s) == "model"]
+    models.sort(key=lambda s: (s.start_ns is None, s.start_ns or 0))
+    by_id = {c.id: c for c in _message_calls(models) if c.id}
+    no_args = no_result = False
+    for s in tools:
+        a = s.attributes
+        cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
+        seen = by_id.get(str(cid)) if cid else None
+        if not (first(a, _ARG_KEYS)[0] or from_events(s, _ARG_KEYS)[0]):
+            no_args = no_args or seen is None or _empty_parsed(seen.arguments)
+        if s.end_ns is not None and _error(s) is None:
+            if not (first(a, _RESULT_KEYS)[0] or from_events(s, _RESULT_KEYS)[0]):
+                no_result = no_result or seen is None or seen.result is None
+    return [n for n, b in (("tool_arguments", no_args), ("tool_results", no_result)) if b]
+
+
+def _empty_parsed(args: Any) -> bool:
+    return args is None or args == {}

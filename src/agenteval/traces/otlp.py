@@ -35,7 +35,7 @@ from typing import Any
 from agenteval.errors import InputError
 from agenteval.traces.records import SpanEvent, SpanRecord
 
-__all__ = ["decode_body", "decode_json", "decode_protobuf", "read_file"]
+__all__ = ["decode_body", "decode_json", "decode_protobuf", "read_file", "request_to_json"]
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 _STATUS_NAMES = {
@@ -350,6 +350,32 @@ def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord
                         resource=resource,
                     )
                 )
+    return out
+
+
+_ID_KEYS = frozenset(("traceId", "spanId", "parentSpanId"))
+
+
+def _hex_ids(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: base64.b64decode(v).hex() if k in _ID_KEYS and isinstance(v, str) else _hex_ids(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_hex_ids(v) for v in node]
+    return node
+
+
+def request_to_json(request: Any) -> dict[str, Any]:
+    """A protobuf ``ExportTraceServiceRequest`` as an OTLP/JSON object: the protobuf JSON
+    mapping (lowerCamelCase keys, 64-bit integers as decimal strings, enums as numbers)
+    with trace and span ids as lowercase hex, as the OTLP/JSON spec and the Collector's
+    file exporter write them. :func:`decode_json` reads it back."""
+    from google.protobuf.json_format import MessageToDict
+
+    doc = MessageToDict(request, use_integers_for_enums=True)
+    out: dict[str, Any] = _hex_ids(doc)
     return out
 
 
