@@ -30,11 +30,15 @@ COMMAND_MODULES = (
     "benchmarks",
     "demo",
     "schema",
+    "import_traces",
+    "export_otel",
 )
 COMMAND_OF = {
     "judge-agreement": "judge",
     "compare": "gate",
     "import-dataset": "benchmarks",
+    "import-traces": "import_traces",
+    "export-otel": "export_otel",
 }
 """Commands registered by a module of another name."""
 

@@ -7,7 +7,8 @@ conversation), filtered, sampled, and each unit becomes one case and one trial:
 - **trial**: ``output`` is the final answer (:mod:`agenteval.traces.messages`); tool
   calls, usage, tool definitions and ``latency.active_s`` come from
   :func:`agenteval.traces.mapping.trajectory_from_spans` over the unit's spans (the same
-  mapping as in-process capture); ``latency.total_s`` is the span of the unit's root
+  mapping as in-process capture; tool definitions also from the root span's
+  ``gen_ai.tool.definitions`` when no model span has them); ``latency.total_s`` is the span of the unit's root
   spans (first start to last end); ``started_at`` the first start. A root span with
   status ERROR makes a failure ``agent_error`` with the status or exception message.
   ``metadata`` holds ``trace_id``, ``span_id`` (of the first root), ``service`` (the
@@ -44,7 +45,11 @@ from typing import Any
 
 from agenteval.case import Case
 from agenteval.trial import Failure, Latency, Trial
-from agenteval.traces.mapping import trajectory_from_spans, unrecorded_tool_content
+from agenteval.traces.mapping import (
+    tool_definitions,
+    trajectory_from_spans,
+    unrecorded_tool_content,
+)
 from agenteval.traces.messages import invocation_input, invocation_output
 from agenteval.traces.otlp import read_file
 from agenteval.traces.records import SpanRecord
@@ -194,6 +199,8 @@ def unit_trial(u: Unit) -> tuple[Any, Trial]:
         else:
             output = answer
     traj = trajectory_from_spans(u.spans)
+    if traj.tools is None:  # offered tools recorded on the agent span only
+        traj.tools = tool_definitions(u.root.attributes) or None
     failure = _failure(u.roots[-1])
     if prompt_missing or not inputs:
         missing.append("input")

@@ -65,7 +65,14 @@ from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
 from agenteval.transcripts import calls_from_messages
 from agenteval.trial import ToolCall, Usage
 
-__all__ = ["SpanEvent", "SpanRecord", "Trajectory", "trajectory_from_spans"]
+__all__ = [
+    "SpanEvent",
+    "SpanRecord",
+    "Trajectory",
+    "tool_definitions",
+    "trajectory_from_spans",
+    "unrecorded_tool_content",
+]
 
 UNFINISHED = "unfinished: the trial ended before the call returned"
 _MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -280,7 +287,9 @@ def _add_usage(t: Trajectory, s: SpanRecord) -> None:
     t.usage.append(Usage(model=model, input_tokens=got["in"], output_tokens=got["out"]))
 
 
-def _tool_defs(a: Mapping[str, Any]) -> list[dict[str, Any]]:
+def tool_definitions(a: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tool definitions in a span's attributes (``gen_ai.tool.definitions`` or
+    ``llm.tools.N.tool.json_schema``) as bare ``{name, parameters, description}``."""
     raw = json_value(a.get("gen_ai.tool.definitions"))
     defs: list[Any] = raw if isinstance(raw, list) else []
     i = 0
@@ -378,7 +387,7 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     intervals = []
     for s in models:
         _add_usage(t, s)
-        for d in _tool_defs(s.attributes):
+        for d in tool_definitions(s.attributes):
             defs.setdefault(d["name"], d)
         if s.start_ns is not None and s.end_ns is not None and s.end_ns >= s.start_ns:
             intervals.append((s.start_ns, s.end_ns))
