@@ -174,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
             }
         },
     )
-    _say(args, res)
     with RunWriter.create(out, header, command="agenteval import-traces") as writer:
+        _say(args, res)
         write_cases(out, cases)
         with frozen_heap():
             for trial in res.trials:

@@ -57,7 +57,7 @@ def not_applicable_reason(rubric: Rubric, case: Case, trial: Trial) -> str | Non
     (:mod:`agenteval.unrecorded`).
     """
     needs = rubric.needs
-    missing = missing_for(trial, needs)
+    missing = missing_for(trial, ("input", *needs) if "input" in rubric.placeholders else needs)
     if missing:
         return unrecorded_reason(missing).removeprefix("not applicable: ")
     if "output" in needs and trial.output is None:

@@ -17,7 +17,9 @@ conversation), filtered, sampled, and each unit becomes one case and one trial:
   :mod:`agenteval.unrecorded`).
 - **case**: the recorded prompt as input (one user message: its text; a conversation:
   the chat messages); for a conversation unit, each turn's prompt and answer in order but
-  the last answer. Id: ``t-`` and 12 hex digits of the SHA-256 of ``trace_id:span_id``
+  the last answer (turns whose prompt was not recorded are left out, and the trial says
+  ``input`` was not recorded); the placeholder ``[input not recorded]`` when no prompt
+  was. Id: ``t-`` and 12 hex digits of the SHA-256 of ``trace_id:span_id``
   (``conversation:ID`` for a conversation), stable across imports; with ``case_id_attr``
   the value of that attribute (root span, else its resource; units without it keep the
   hash id). With a dataset and ``join_attr``, a unit whose attribute value is a case id of
@@ -231,7 +233,7 @@ def unit_trial(u: Unit) -> tuple[Any, Trial]:
         metadata=meta,
     )
     case_input: Any = None
-    if inputs and "input" not in missing:
+    if inputs:  # what was recorded, even when a turn's prompt was not
         only_user = len(inputs) == 1 and inputs[0]["role"] == "user"
         case_input = inputs[0]["content"] if only_user else inputs
     return case_input, trial
