@@ -30,7 +30,7 @@ Each trial is one trace (OTel GenAI semantic conventions):
   not_applicable, inconclusive, error) and ``gen_ai.evaluation.explanation`` (the reason).
 
 Trace and span ids are derived from the run id, case id and repeat, so exporting a run
-twice gives the same ids (a backend sees the same traces, not copies). The resource has
+twice gives the same file, and a backend sees the same traces, not copies. The resource has
 ``service.name`` (``agenteval`` unless given) and ``agenteval.run.id``. Everything comes
 from the run as stored, where secrets were already removed when it was recorded.
 """
@@ -293,7 +293,15 @@ def export_run(
     ids = _ids()
     collect = _collector()
     provider = TracerProvider(
-        resource=Resource.create({"service.name": service_name, "agenteval.run.id": header.run_id}),
+        # not Resource.create: its detectors add a random service.instance.id
+        resource=Resource(
+            {
+                "service.name": service_name,
+                "agenteval.run.id": header.run_id,
+                "telemetry.sdk.name": "opentelemetry",
+                "telemetry.sdk.language": "python",
+            }
+        ),
         id_generator=ids,
     )
     provider.add_span_processor(collect)

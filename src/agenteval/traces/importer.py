@@ -10,7 +10,9 @@ conversation), filtered, sampled, and each unit becomes one case and one trial:
   mapping as in-process capture; tool definitions also from the root span's
   ``gen_ai.tool.definitions`` when no model span has them); ``latency.total_s`` is the span of the unit's root
   spans (first start to last end); ``started_at`` the first start. A root span with
-  status ERROR makes a failure ``agent_error`` with the status or exception message.
+  status ERROR makes a failure: its cause is the span's ``error.type`` (else
+  ``agent_error``), its message the status description (less a leading ``<cause>: ``)
+  or the last exception event's ``<type>: <message>``.
   ``metadata`` holds ``trace_id``, ``span_id`` (of the first root), ``service`` (the
   resource's ``service.name``), ``conversation`` (when known), ``invocations`` (with
   ``--group conversation``) and ``not_recorded`` (what the trace did not record, see
@@ -153,6 +155,10 @@ def _keep(u: Unit, opts: ImportOptions, res: ImportResult) -> bool:
 def _failure(root: SpanRecord) -> Failure | None:
     if root.status != "error":
         return None
+    etype = root.attributes.get("error.type")
+    if isinstance(etype, str) and etype:  # the semantic conventions' error class
+        message = root.status_message or ""
+        return Failure(cause=etype, message=message.removeprefix(f"{etype}: ").removeprefix(etype))
     exc = [e for e in root.events if e.name == "exception"]
     if exc:
         a = exc[-1].attributes

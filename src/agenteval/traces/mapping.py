@@ -185,7 +185,7 @@ def _tool_call(
         # the model's call of that tool, in order, holds the real arguments and id.
         queue = by_name.get(_tool_name(s))
         seen = queue.pop(0) if queue else None
-        cid = seen.id if seen is not None else None
+        cid = seen.id if seen is not None else cid
     has_args, args = first(a, _ARG_KEYS)
     if not has_args:
         has_args, args = from_events(s, _ARG_KEYS)
@@ -288,8 +288,9 @@ def _add_usage(t: Trajectory, s: SpanRecord) -> None:
 
 
 def tool_definitions(a: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The tool definitions in a span's attributes (``gen_ai.tool.definitions`` or
-    ``llm.tools.N.tool.json_schema``) as bare ``{name, parameters, description}``."""
+    """The tool definitions in a span's attributes (``gen_ai.tool.definitions`` and
+    ``llm.tools.N.tool.json_schema``) as bare ``{name, parameters, description}``; the
+    first definition of a name wins."""
     raw = json_value(a.get("gen_ai.tool.definitions"))
     defs: list[Any] = raw if isinstance(raw, list) else []
     i = 0
@@ -303,8 +304,8 @@ def tool_definitions(a: Mapping[str, Any]) -> list[dict[str, Any]]:
         inner = d.get("function") if isinstance(d.get("function"), dict) else d
         assert isinstance(inner, dict)
         name = inner.get("name")
-        if not isinstance(name, str) or not name:
-            continue
+        if not isinstance(name, str) or not name or any(t["name"] == name for t in out):
+            continue  # no name, or defined already (both attributes list the same tools)
         params = inner.get("parameters")
         tool: dict[str, Any] = {"name": name}
         tool["parameters"] = params if isinstance(params, dict) else {"type": "object"}

@@ -392,18 +392,23 @@ def decode_body(body: bytes, content_type: str, where: str = "request body") -> 
 
 
 def read_file(path: str | Path) -> Iterator[SpanRecord]:
-    """Every span of an OTLP file: JSON lines (one request per line, as the Collector's
-    file exporter writes), one JSON document, or one serialized protobuf request.
+    """Every span of a trace file: OTLP JSON lines (one request per line, as the
+    Collector's file exporter writes), one OTLP JSON document, one serialized protobuf
+    request, or OpenInference span JSON (Phoenix's export: :mod:`agenteval.traces.
+    openinference_json`; JSON lines, a list, or a REST API page).
 
-    The kind is told from the content: text starting with ``{`` is JSON, else protobuf.
-    Blank lines are skipped; a bad line raises with its line number.
+    The kind is told from the content: text starting with ``{`` or ``[`` is JSON (an
+    object with ``context`` is an OpenInference span), else protobuf. Blank lines are
+    skipped; a bad line raises with its line number.
     """
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as e:
         raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
-    if data.lstrip()[:1] != b"{":
+    from agenteval.traces.openinference_json import BadSpan, is_openinference, spans_of
+
+    if data.lstrip()[:1] not in (b"{", b"["):
         yield from decode_protobuf(data, str(p))
         return
     try:
@@ -415,6 +420,12 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
     except ValueError:
         doc = None
     if doc is not None:
+        if is_openinference(doc):
+            try:
+                yield from spans_of(doc)
+            except BadSpan as e:
+                raise InputError(e.message, file=p, field=e.path or None) from None
+            return
         yield from decode_json(doc, str(p))
         return
     for n, line in enumerate(text.splitlines(), 1):
@@ -425,6 +436,11 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
         except json.JSONDecodeError as e:
             raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
         try:
-            yield from _walk_json(doc)
+            if is_openinference(doc):
+                yield from spans_of(doc)
+            else:
+                yield from _walk_json(doc)
         except _Bad as e:
+            raise InputError(e.message, file=p, line=n, field=e.path or None) from None
+        except BadSpan as e:
             raise InputError(e.message, file=p, line=n, field=e.path or None) from None

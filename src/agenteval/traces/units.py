@@ -159,18 +159,21 @@ def _trace_units(trace_id: str, spans: list[SpanRecord], out: Units) -> list[Uni
         if not above:
             r = unit_root(s)
             heads.setdefault(r.span_id, r)
+    # spans keep the order they were read in (the mapping breaks start-time ties by it)
     if not heads:
         root = min(roots, key=_start)
         roots_sorted = sorted(roots, key=_start)
-        return [Unit(f"{trace_id}:{root.span_id}", trace_id, roots_sorted, order)]
+        reached = [s for s in by_id.values() if s.span_id in parent_of]
+        return [Unit(f"{trace_id}:{root.span_id}", trace_id, roots_sorted, reached)]
     units = []
     for r in sorted(heads.values(), key=_start):
-        members: list[SpanRecord] = []
+        member_ids: set[str] = set()
         todo = [r]
         while todo:
             s = todo.pop()
-            members.append(s)
+            member_ids.add(s.span_id)
             todo.extend(children.get(s.span_id, ()))
+        members = [s for s in by_id.values() if s.span_id in member_ids]
         units.append(Unit(f"{trace_id}:{r.span_id}", trace_id, [r], members))
     return units
 
