@@ -58,6 +58,8 @@ COMMANDS = (
     "import-dataset",
     "demo",
     "schema",
+    "import-traces",
+    "export-otel",
 )
 
 

@@ -58,7 +58,7 @@ def test_demo_runs_round_trip_with_the_same_trajectories_and_scores(
         f = tmp_path / f"{name}.jsonl"
         e = cli("export-otel", demo / "runs" / name, "--file", f)
         assert e.returncode == 0, e.stderr
-        assert e.stdout.startswith(f"exported 30 traces (") and str(f) in e.stdout
+        assert e.stdout.startswith("exported 30 traces (") and str(f) in e.stdout
         back = tmp_path / f"{name}-back"
         i = cli(
             "import-traces", f, "--out", back,
@@ -89,15 +89,30 @@ def _scripted_run(tmp_path: Path) -> Path:
             case_id="a",
             output="42",
             tool_calls=[
-                ToolCall(id="c1", name="calc", arguments={"expr": "6*7"}, result=42,
-                         started_at=T0, duration_s=0.25),
-                ToolCall(id="c2", name="calc", arguments='{"expr": 6*', error="bad json",
-                         started_at=T0, duration_s=0.0),
-                ToolCall(id="c3", name="log", arguments={}, result=None,
-                         started_at=T0, duration_s=0.01),
+                ToolCall(
+                    id="c1",
+                    name="calc",
+                    arguments={"expr": "6*7"},
+                    result=42,
+                    started_at=T0,
+                    duration_s=0.25,
+                ),
+                ToolCall(
+                    id="c2",
+                    name="calc",
+                    arguments='{"expr": 6*',
+                    error="bad json",
+                    started_at=T0,
+                    duration_s=0.0,
+                ),
+                ToolCall(
+                    id="c3", name="log", arguments={}, result=None, started_at=T0, duration_s=0.01
+                ),
             ],
-            usage=[Usage(model="m1", input_tokens=10, output_tokens=3),
-                   Usage(model="m2", input_tokens=7, output_tokens=2)],
+            usage=[
+                Usage(model="m1", input_tokens=10, output_tokens=3),
+                Usage(model="m2", input_tokens=7, output_tokens=2),
+            ],
             latency=Latency(total_s=1.5, active_s=0.8),
             started_at=T0,
             tools=tools,
@@ -138,7 +153,9 @@ def test_scripted_run_round_trips_usage_failures_and_tool_errors(tmp_path: Path,
     inputs = [json.loads(x)["input"] for x in (plain / "cases.jsonl").read_text().splitlines()]
     assert "What is 6 x 7?" in inputs
     assert [m["content"] for m in next(i for i in inputs if isinstance(i, list))] == [
-        "hi", "hello", "order O-1?"
+        "hi",
+        "hello",
+        "order O-1?",
     ]
 
 
@@ -159,7 +176,8 @@ def test_exported_spans_follow_the_genai_conventions(tmp_path: Path, cli: Any) -
     assert (root.end_ns - root.start_ns) / 1e9 == pytest.approx(1.5)
     chats = [s for s in a if s.attributes.get("gen_ai.operation.name") == "chat"]
     assert [(s.name, s.attributes["gen_ai.usage.input_tokens"]) for s in chats] == [
-        ("chat m1", 10), ("chat m2", 7)
+        ("chat m1", 10),
+        ("chat m2", 7),
     ]
     tools = [s for s in a if s.attributes.get("gen_ai.operation.name") == "execute_tool"]
     assert [s.name for s in tools] == ["execute_tool calc", "execute_tool calc", "execute_tool log"]

@@ -33,7 +33,12 @@ def test_pydantic_ai_traces_give_one_trial_per_agent_run() -> None:
     )
     assert status.output == "shipped"
     assert _calls(status) == [
-        ("get_order", {"order_id": "O-1002"}, {"id": "O-1002", "status": "shipped", "total": 649.0}, None)
+        (
+            "get_order",
+            {"order_id": "O-1002"},
+            {"id": "O-1002", "status": "shipped", "total": 649.0},
+            None,
+        )
     ]
     assert [(u.model, u.input_tokens, u.output_tokens) for u in status.usage] == [
         ("scripted-1", 132, 11)
@@ -50,7 +55,12 @@ def test_pydantic_ai_traces_give_one_trial_per_agent_run() -> None:
     # the third run was instrumented with include_content=False
     assert redacted.output is None
     assert res.cases[redacted.case_id].input == "[input not recorded]"
-    assert redacted.metadata["not_recorded"] == ["input", "output", "tool_arguments", "tool_results"]
+    assert redacted.metadata["not_recorded"] == [
+        "input",
+        "output",
+        "tool_arguments",
+        "tool_results",
+    ]
     assert [c.name for c in redacted.tool_calls] == ["get_order"]
 
 
@@ -63,14 +73,23 @@ def test_langgraph_openinference_traces_give_one_trial_per_graph_invocation() ->
     )
     assert one.output == "shipped"
     assert [(c.id, *x) for c, x in zip(one.tool_calls, _calls(one), strict=True)] == [
-        ("call_1", "get_order", {"order_id": "O-1002"}, {"id": "O-1002", "status": "shipped", "total": 649.0}, None)
+        (
+            "call_1",
+            "get_order",
+            {"order_id": "O-1002"},
+            {"id": "O-1002", "status": "shipped", "total": 649.0},
+            None,
+        )
     ]
     assert _calls(two) == [
         ("customer_spend", {"customer_id": "C-101"}, {"orders": 3, "total": 912.5}, None),
         ("customer_spend", {"customer_id": "C-999"}, None, "ValueError: no customer C-999"),
     ]
     assert two.output == "C-101 spent 912.5; C-999 is not a customer."
-    assert (one.metadata["conversation"], two.metadata["conversation"]) == ("session-0", "session-1")
+    assert (one.metadata["conversation"], two.metadata["conversation"]) == (
+        "session-0",
+        "session-1",
+    )
 
 
 def test_case_ids_are_stable_across_imports_and_file_order() -> None:
@@ -89,8 +108,12 @@ def test_sampling_is_deterministic_and_by_trace_id() -> None:
         assert kept == again
         assert kept == {i for i in ids if sample_key(seed, i) < 0.5}
     # a larger rate keeps a superset
-    small = {t.metadata["trace_id"] for t in import_traces([PYD, LG], ImportOptions(sample=0.3)).trials}
-    big = {t.metadata["trace_id"] for t in import_traces([PYD, LG], ImportOptions(sample=0.8)).trials}
+    small = {
+        t.metadata["trace_id"] for t in import_traces([PYD, LG], ImportOptions(sample=0.3)).trials
+    }
+    big = {
+        t.metadata["trace_id"] for t in import_traces([PYD, LG], ImportOptions(sample=0.8)).trials
+    }
     assert small <= big
 
 
@@ -209,7 +232,9 @@ def test_rescore_report_and_gate_work_on_an_imported_run(tmp_path: Path, cli: An
     rs = cli("rescore", a, "--out", tmp_path / "re")
     assert rs.returncode == 0, rs.stderr
     before = {t.key: {n: s.status for n, s in t.scores.items()} for t in iter_trials(a)}
-    after = {t.key: {n: s.status for n, s in t.scores.items()} for t in iter_trials(tmp_path / "re")}
+    after = {
+        t.key: {n: s.status for n, s in t.scores.items()} for t in iter_trials(tmp_path / "re")
+    }
     assert before == after
     rep = cli("report", a, "--markdown", tmp_path / "r.md")
     assert rep.returncode == 0, rep.stderr
@@ -261,7 +286,12 @@ def test_cycles_orphans_and_huge_attributes_are_counted_not_fatal(tmp_path: Path
     t1, t2 = "1" * 32, "2" * 32
     big = "x" * 10_000_000
     spans = [
-        _span(t1, "a" * 16, None, **{"gen_ai.operation.name": "invoke_agent", "input.value": "hi", "output.value": big}),
+        _span(
+            t1,
+            "a" * 16,
+            None,
+            **{"gen_ai.operation.name": "invoke_agent", "input.value": "hi", "output.value": big},
+        ),
         # two spans whose parents point at each other: no root reaches them
         _span(t1, "b" * 16, "c" * 16),
         _span(t1, "c" * 16, "b" * 16),
@@ -289,9 +319,18 @@ def test_judge_works_on_an_imported_run_and_skips_unrecorded_content(
     rubric.write_text("Does the answer address the question?\n{input}\n{output}\n")
     with FakeJudge(default=Reply("on point\nGRADE: C")) as srv:
         j = cli(
-            "judge", run, "--out", tmp_path / "judged", "--rubric", f"{rubric}:binary",
-            "--judge-endpoint", srv.base_url, "--judge-model", "jm",
-            "--judge-cache", tmp_path / "cache",
+            "judge",
+            run,
+            "--out",
+            tmp_path / "judged",
+            "--rubric",
+            f"{rubric}:binary",
+            "--judge-endpoint",
+            srv.base_url,
+            "--judge-model",
+            "jm",
+            "--judge-cache",
+            tmp_path / "cache",
         )
         assert j.returncode == 0, j.stderr
         assert srv.calls == 2  # the redacted trial is not sent to the judge

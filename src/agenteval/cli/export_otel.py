@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
 
 def _need_otel() -> None:
     try:
-        import opentelemetry.exporter.otlp.proto.http  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
         raise InputError(

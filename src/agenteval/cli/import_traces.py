@@ -188,8 +188,8 @@ def _say(args: argparse.Namespace, res: Any) -> None:
     """What was read and left out, on stderr (one line each)."""
     n_cases = len(res.cases)
     print(
-        f"import-traces: {res.spans} spans, {res.units} invocations"
-        f"{' / conversations' if args.group == 'conversation' else ''};"
+        f"import-traces: {res.spans} spans, {res.units}"
+        f" {'conversations' if args.group == 'conversation' else 'invocations'};"
         f" {len(res.trials)} trials of {n_cases} cases",
         file=sys.stderr,
     )

@@ -204,9 +204,7 @@ def _trial_spans(
         out = [{"role": "assistant", "parts": [{"type": "text", "content": trial.output}]}]
         attrs["gen_ai.output.messages"] = _json(out)
     if trial.tools:
-        attrs["gen_ai.tool.definitions"] = _json(
-            [{"type": "function", **t} for t in trial.tools]
-        )
+        attrs["gen_ai.tool.definitions"] = _json([{"type": "function", **t} for t in trial.tools])
     root = tracer.start_span(
         f"invoke_agent {agent}", kind=SpanKind.INTERNAL, attributes=attrs, start_time=start
     )

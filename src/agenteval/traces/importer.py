@@ -8,9 +8,9 @@ conversation), filtered, sampled, and each unit becomes one case and one trial:
   calls, usage, tool definitions and ``latency.active_s`` come from
   :func:`agenteval.traces.mapping.trajectory_from_spans` over the unit's spans (the same
   mapping as in-process capture; tool definitions also from the root span's
-  ``gen_ai.tool.definitions`` when no model span has them); ``latency.total_s`` is the span of the unit's root
-  spans (first start to last end); ``started_at`` the first start. A root span with
-  status ERROR makes a failure: its cause is the span's ``error.type`` (else
+  ``gen_ai.tool.definitions`` when no model span has them); ``latency.total_s`` is the
+  span of the unit's root spans (first start to last end); ``started_at`` the first
+  start. A root span with status ERROR makes a failure: its cause is the span's ``error.type`` (else
   ``agent_error``), its message the status description (less a leading ``<cause>: ``)
   or the last exception event's ``<type>: <message>``.
   ``metadata`` holds ``trace_id``, ``span_id`` (of the first root), ``service`` (the
@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.case import Case
-from agenteval.trial import Failure, Latency, Trial
 from agenteval.traces.mapping import (
     tool_definitions,
     trajectory_from_spans,
@@ -58,6 +57,7 @@ from agenteval.traces.messages import invocation_input, invocation_output
 from agenteval.traces.otlp import read_file
 from agenteval.traces.records import SpanRecord
 from agenteval.traces.units import Unit, attribute, group_units
+from agenteval.trial import Failure, Latency, Trial
 from agenteval.unrecorded import NOT_RECORDED
 
 __all__ = ["ImportOptions", "ImportResult", "import_traces", "sample_key"]

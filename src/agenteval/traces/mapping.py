@@ -297,7 +297,7 @@ def tool_definitions(a: Mapping[str, Any]) -> list[dict[str, Any]]:
     while f"llm.tools.{i}.tool.json_schema" in a:
         defs.append(json_value(a[f"llm.tools.{i}.tool.json_schema"]))
         i += 1
-    out = []
+    out: list[dict[str, Any]] = []
     for d in defs:
         if not isinstance(d, dict):
             continue
@@ -418,9 +418,9 @@ def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
         seen = by_id.get(str(cid)) if cid else None
         if not (first(a, _ARG_KEYS)[0] or from_events(s, _ARG_KEYS)[0]):
             no_args = no_args or seen is None or _empty_parsed(seen.arguments)
-        if s.end_ns is not None and _error(s) is None:
-            if not (first(a, _RESULT_KEYS)[0] or from_events(s, _RESULT_KEYS)[0]):
-                no_result = no_result or seen is None or seen.result is None
+        done = s.end_ns is not None and _error(s) is None
+        if done and not (first(a, _RESULT_KEYS)[0] or from_events(s, _RESULT_KEYS)[0]):
+            no_result = no_result or seen is None or seen.result is None
     return [n for n, b in (("tool_arguments", no_args), ("tool_results", no_result)) if b]
 
 

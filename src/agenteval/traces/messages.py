@@ -67,20 +67,21 @@ def _one(m: Any) -> dict[str, Any] | None:
         return None
     if m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping):
         kind = str((m.get("id") or [""])[-1]).removesuffix("Message").removesuffix("Chunk")
-        role = {"Human": "user", "AI": "assistant", "System": "system", "Tool": "tool"}
-        return {"role": role.get(kind, kind.lower()), "content": _text(m["kwargs"].get("content"))}
+        names = {"Human": "user", "AI": "assistant", "System": "system", "Tool": "tool"}
+        return {"role": names.get(kind, kind.lower()), "content": _text(m["kwargs"].get("content"))}
     if "data" in m and isinstance(m.get("data"), Mapping) and isinstance(m.get("type"), str):
-        return {"role": _ROLES.get(m["type"], m["type"]), "content": _text(m["data"].get("content"))}
-    role = m.get("role") or _ROLES.get(str(m.get("type")), m.get("type"))
-    if not isinstance(role, str):
+        return {
+            "role": _ROLES.get(m["type"], m["type"]),
+            "content": _text(m["data"].get("content")),
+        }
+    given = m.get("role") or m.get("type")
+    if not isinstance(given, str):
         return None
-    role = _ROLES.get(role, role)
+    role = _ROLES.get(given, given)
     parts = m.get("parts")
     if isinstance(parts, list):
         texts = [
-            p.get("content")
-            for p in parts
-            if isinstance(p, Mapping) and p.get("type") == "text"
+            p.get("content") for p in parts if isinstance(p, Mapping) and p.get("type") == "text"
         ]
         got = [t for t in texts if isinstance(t, str)]
         return {"role": role, "content": "\n".join(got) if got else None}

@@ -125,7 +125,7 @@ def _trace_units(trace_id: str, spans: list[SpanRecord], out: Units) -> list[Uni
     # walk down from the roots (iteratively: a deep chain must not hit the recursion limit)
     parent_of: dict[str, str | None] = {}
     order: list[SpanRecord] = []
-    stack = [(r, None) for r in roots]
+    stack: list[tuple[SpanRecord, str | None]] = [(r, None) for r in roots]
     while stack:
         s, p = stack.pop()
         parent_of[s.span_id] = p
