@@ -76,6 +76,26 @@ def test_redact_url_rules() -> None:
     )
 
 
+def test_password_with_unencoded_slash_is_redacted() -> None:
+    from agenteval.secrets import redact_url, redact_urls, url_secrets
+
+    assert redact_url("https://bob:pa/ss@db.example/x") == "https://[REDACTED]@db.example/x"
+    assert redact_url("https://bob:a/b/c?d#e@h:5432/db") == "https://[REDACTED]@h:5432/db"
+    assert "pa/ss" in url_secrets("https://bob:pa/ss@db.example/x")
+    assert (
+        redact_urls("error at postgres://u:p/w@h/db now")
+        == "error at postgres://[REDACTED]@h/db now"
+    )
+    # a port is not a password; "@" later in the path is not user info
+    for keep in (
+        "https://h.example:8443/@scope/pkg",
+        "https://medium.com/@someone",
+        "https://h:80/a@b",
+        "https://h:/x@y",
+    ):
+        assert redact_url(keep) == keep
+
+
 def test_headers_redacted_unless_public() -> None:
     from agenteval.secrets import redact_headers
 

@@ -96,6 +96,16 @@ def _import_module(module_name: str, what: str, label: str) -> ModuleType:
         raise InputError(_import_failed(what, label, module_name, e)) from None
 
 
+def load_module(target: str, *, what: str, option: str | None = None) -> ModuleType:
+    """Import a whole module, ``package.module`` or ``path/to/file.py``, as
+    :func:`load_object` imports the module part of its target; InputError (one line) on
+    any problem, ``sys.exit()`` at import included."""
+    label = f"{option} {target}" if option else target
+    if _is_file_target(target):
+        return _import_file(target, what, label)
+    return _import_module(target, what, label)
+
+
 def load_callable(target: str, *, what: str, option: str | None = None) -> Any:
     """Like :func:`load_object`, and the object must be callable."""
     obj = load_object(target, what=what, option=option)

@@ -13,7 +13,9 @@ Two tools, used at the two places a secret could leak:
   :func:`redact_urls`.
 
 Credentials in URLs (:func:`redact_url`): the user-info part (``user:key@``) is replaced
-as a whole — also of a URL nested inside another (``?next=https://u:pw@host``) — and so
+as a whole (a password holding an unencoded ``/``, ``https://bob:pa/ss@host``, included:
+after ``scheme://user:`` anything up to an ``@`` counts, unless the colon is followed by a
+port) — also of a URL nested inside another (``?next=https://u:pw@host``) — and so
 is the value of every query or fragment parameter (``&``- or ``;``-separated) whose name,
 percent-decoded, contains ``key``, ``token``, ``secret``, ``sig``, ``pass``, ``pwd``,
 ``auth``, ``cred``, ``session``, ``code``, ``jwt`` or ``bearer`` (any case: ``api-key``,
@@ -38,6 +40,11 @@ _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
 _SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|pwd|auth|cred|session|code|jwt|bearer", re.I)
 _URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)@")
+# A password holding an unencoded "/" (``https://bob:pa/ss@host``): a user name, a colon
+# not followed by a port, then anything without space up to the "@".
+_SLASHED_USERINFO = re.compile(
+    r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#:@\s]+:(?!\d*(?:[/?#]|$))[^\s@]*)@"
+)
 _NESTED_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@\s&;]*)@")
 _PARAM_SEP = re.compile(r"([&;])")
 
@@ -119,7 +126,8 @@ def redact_url(url: str) -> str:
     Works on the text, so a URL that does not parse is still scrubbed and nothing else in it
     changes (no re-encoding).
     """
-    out = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", url, count=1)
+    userinfo = _USERINFO if _USERINFO.match(url) else _SLASHED_USERINFO
+    out = userinfo.sub(lambda m: f"{m.group(1)}{REDACTED}@", url, count=1)
     out = _NESTED_USERINFO.sub(
         lambda m: m.group(0) if m.group(2) == REDACTED else f"{m.group(1)}{REDACTED}@", out
     )
@@ -134,7 +142,7 @@ def url_secrets(url: str) -> list[str]:
     """The credential values in ``url`` (user info, its parts, secret query values), so that
     a :class:`Redactor` also removes them from messages that quote them."""
     found: list[str] = []
-    m = _USERINFO.match(url)
+    m = _USERINFO.match(url) or _SLASHED_USERINFO.match(url)
     infos = [m.group(2)] if m else []
     infos += [n.group(2) for n in _NESTED_USERINFO.finditer(url) if n.start() > 0]
     for info in infos:

@@ -35,22 +35,19 @@ them only after ``start``. Two tools with the same name are an ``InputError``.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
-import os
 import re
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import to_jsonable_python
 
+from agenteval._imports import load_module
 from agenteval.errors import InputError
 from agenteval.scorers import ArgumentChecker
 from agenteval.trial import ToolCall
@@ -248,45 +245,6 @@ def _module_functions(mod: ModuleType) -> list[ToolFn]:
     ]
 
 
-def _import_module(target: str) -> ModuleType:
-    if target.endswith(".py") or "/" in target or "\\" in target:
-        path = Path(target)
-        if not path.is_file():
-            raise InputError("tools module not found", file=target)
-        name = f"agenteval_tools_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise InputError("cannot be imported as a Python module", file=target)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        try:
-            spec.loader.exec_module(mod)
-        except KeyboardInterrupt:
-            sys.modules.pop(name, None)
-            raise
-        except BaseException as e:  # SystemExit too: sys.exit() at import is not a clean load
-            sys.modules.pop(name, None)
-            raise InputError(f"importing it {_raised(e)}", file=target) from None
-        return mod
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        return importlib.import_module(target)
-    except ImportError as e:
-        raise InputError(f"tools module '{target}' cannot be imported ({e})") from None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # SystemExit too
-        raise InputError(f"tools module '{target}': importing it {_raised(e)}") from None
-
-
-def _raised(e: BaseException) -> str:
-    if isinstance(e, SystemExit):
-        return f"called sys.exit({e.code!r})"
-    return f"raised {type(e).__name__}: {e}"
-
-
 class ToolSet:
     """Named tools with JSON Schema definitions; see the module docstring for the rules."""
 
@@ -312,7 +270,7 @@ class ToolSet:
         defined in it (not imported into it). ``name`` is a dotted module name (importable
         from the current directory) or a path to a ``.py`` file. InputError when it does not
         import or offers no tool."""
-        mod = _import_module(name)
+        mod = load_module(name, what="tools module", option="--tools")
         fns = _module_functions(mod)
         if not fns:
             raise InputError(f"tools module '{name}' defines no public function")

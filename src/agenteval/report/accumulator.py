@@ -17,7 +17,7 @@ Definitions:
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +34,12 @@ from agenteval.report.model import (
     TagScorer,
     TagSummary,
 )
-from agenteval.report.percase import CaseAggregate, aggregate_cases, case_scores
+from agenteval.report.percase import (
+    CaseAggregate,
+    aggregate_cases,
+    case_scores,
+    in_dataset_order,
+)
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials
 from agenteval.score import Score
 from agenteval.trial import Trial
@@ -80,6 +85,10 @@ class _Counts:
 class Accumulator:
     """Folds trials into a Summary. ``tags`` maps case id -> tags (absent: no tags).
 
+    ``case_order`` gives the dataset's case ids in order, asked for only when the summary
+    lists cases (failure examples, flaky cases), so those lists do not depend on the order
+    trials finished in; without it, they are in finish order.
+
     With ``per_case=False`` no per-case aggregates are kept (memory flat in the number of
     cases); :func:`summarize` then adds them in a second pass only if the run has repeats.
     """
@@ -91,6 +100,7 @@ class Accumulator:
         prices: PriceTable,
         *,
         per_case: bool = True,
+        case_order: Callable[[], Iterable[str]] | None = None,
     ):
         self.header = header
         self.tags = tags
@@ -116,6 +126,11 @@ class Accumulator:
         self.total_lat = array("d")  # 8 bytes a value, not a float object each
         self.active_lat = array("d")
         self.per_case: dict[str, CaseAggregate] = {}
+        # dataset position of each case id (from the tags map, in dataset order; built at
+        # the first failure), so the case ids a summary lists do not depend on the order
+        # trials finished in
+        self._pos: dict[str, int] | None = None
+        self._case_order = case_order
         self.correct_by = correctness_scorer(header.scorer_names)
         self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
         self.unknown_models: set[str] = set()
@@ -250,8 +265,30 @@ class Accumulator:
             if cc is None:
                 cc = f.by_cause[rec.failure.cause] = CauseCount(message=rec.failure.message[:500])
             cc.count += 1
-            if len(cc.examples) < MAX_EXAMPLES and rec.case_id not in cc.examples:
-                cc.examples.append(rec.case_id)
+            self._example(cc, rec.case_id, rec.failure.message)
+
+    def _example(self, cc: CauseCount, case_id: str, message: str) -> None:
+        """Keep the (up to) MAX_EXAMPLES case ids of a cause first in dataset order (finish
+        order for ids the dataset does not hold); the message is the first example's."""
+        if case_id in cc.examples:
+            return
+        if self._pos is None and self._case_order is not None:
+            self._pos = {cid: i for i, cid in enumerate(self._case_order())}
+        pos = self._pos
+        if pos is None:
+            if len(cc.examples) < MAX_EXAMPLES:
+                cc.examples.append(case_id)
+            return
+        last = len(pos)
+        key = pos.get(case_id, last)
+        keys = [pos.get(c, last) for c in cc.examples]
+        at = next((i for i, k in enumerate(keys) if k > key), len(keys))
+        if at >= MAX_EXAMPLES:
+            return
+        cc.examples.insert(at, case_id)
+        del cc.examples[MAX_EXAMPLES:]
+        if at == 0:
+            cc.message = message[:500]
 
     def _attribution(self, rec: Trial, scores: Mapping[str, Score]) -> None:
         if self.correct_by is None or rec.output is None:
@@ -286,6 +323,7 @@ class Accumulator:
         of ``run_dir``: the id -> tags map is freed first, and per-case aggregates are built
         in a second pass over the trials only when the run has repeats."""
         self.tags = None  # freed before finish() sorts the latencies
+        self._pos = None
         if self.max_repeat > 0:
             self.keep_per_case = True
             self.per_case = aggregate_cases(iter_trials(run_dir))
@@ -335,6 +373,8 @@ class Accumulator:
                 model=a[1],
                 unknown=a[2],
             )
+        if self._case_order is not None and self.max_repeat > 0:
+            self.per_case = in_dataset_order(self.per_case, self._case_order())
         s.repeats = repeat_summary(self.per_case)
         s.methods = {
             "pass_rate_ci": "Wilson score interval, 95%"

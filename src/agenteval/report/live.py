@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agenteval.report.accumulator import Accumulator
 from agenteval.report.model import Summary
-from agenteval.report.sources import case_tags, price_table_of
+from agenteval.report.sources import case_ids, case_tags, price_table_of
 from agenteval.rundir import RunHeader
 from agenteval.score import Score
 from agenteval.trial import Trial
@@ -22,7 +22,13 @@ class LiveSummary:
 
     def __init__(self, run_dir: str | Path, header: RunHeader) -> None:
         self.run_dir = Path(run_dir)
-        self._acc = Accumulator(header, case_tags(run_dir), price_table_of(header), per_case=False)
+        self._acc = Accumulator(
+            header,
+            case_tags(run_dir),
+            price_table_of(header),
+            per_case=False,
+            case_order=lambda: case_ids(self.run_dir),
+        )
 
     def add(self, trial: Trial, scores: Mapping[str, Score]) -> None:
         """Count one trial as it is written."""

@@ -14,7 +14,7 @@ from agenteval.case import Case
 from agenteval.pricing import PriceTable
 from agenteval.report.accumulator import Accumulator, correctness_scorer
 from agenteval.report.model import Summary
-from agenteval.report.sources import case_tags, price_table_of
+from agenteval.report.sources import case_ids, case_tags, price_table_of
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
 
 __all__ = [
@@ -38,7 +38,12 @@ def summarize_records(
     ``prices`` defaults to the run's recorded table over the built-in defaults.
     """
     tags = {cid: c.tags for cid, c in cases.items()} if cases else None
-    acc = Accumulator(header, tags, prices or price_table_of(header))
+    acc = Accumulator(
+        header,
+        tags,
+        prices or price_table_of(header),
+        case_order=(lambda: list(cases)) if cases else None,
+    )
     for rec in records:
         acc.add(rec)
     return acc.finish()
@@ -52,7 +57,13 @@ def summarize(run_dir: str | Path, *, prices: PriceTable | None = None) -> Summa
     trials only when the run has repeats (some ``repeat`` > 0).
     """
     header = read_header(run_dir)
-    acc = Accumulator(header, case_tags(run_dir), prices or price_table_of(header), per_case=False)
+    acc = Accumulator(
+        header,
+        case_tags(run_dir),
+        prices or price_table_of(header),
+        per_case=False,
+        case_order=lambda: case_ids(run_dir),
+    )
     for rec in iter_trials(run_dir):
         acc.add(rec)
     return acc.finish_streamed(run_dir)
