@@ -61,6 +61,8 @@ COMMANDS = (
     "view",
     "export",
     "proxy",
+    "import-traces",
+    "export-otel",
 )
 
 

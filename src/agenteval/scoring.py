@@ -4,6 +4,10 @@ Each scorer is called as ``fn(case, trial)``. Whatever it returns is normalised 
 :func:`agenteval.score.normalize_result`; if it raises, the trial gets a score with status
 ``error`` under that scorer's name and the other scorers still run. Scorers never call the
 agent.
+
+A trial whose source did not record content a built-in scorer needs (imported traces with
+redacted prompts or tool arguments; see :mod:`agenteval.unrecorded`) gets that scorer's
+``not_applicable`` score without calling it.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from typing import Any
 from agenteval.case import Case
 from agenteval.errors import InputError
 from agenteval.score import Score, ScorerFn, normalize_result, scorer_error
-from agenteval.scorer_spec import Scorer, ScorerSpec, as_scorer
+from agenteval.scorer_spec import BUILTIN_REF, Scorer, ScorerSpec, as_scorer
 from agenteval.trial import Trial
+from agenteval.unrecorded import NOT_RECORDED, not_recorded_score
 
 
 class Scorers:
@@ -28,6 +33,7 @@ class Scorers:
     def __init__(self, fns: Sequence[ScorerFn]) -> None:
         self.scorers: list[Scorer] = []
         self._items: list[tuple[str, ScorerFn, float]] = []
+        self._builtin: set[str] = set()
         seen: set[str] = set()
         for fn in fns:
             s = as_scorer(fn)
@@ -36,6 +42,8 @@ class Scorers:
             seen.add(s.name)
             self.scorers.append(s)
             self._items.append((s.name, s.fn, s.threshold))  # the bare function: no wrapper call
+            if s.ref is not None and s.ref.startswith(BUILTIN_REF):
+                self._builtin.add(s.name)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as its scorers (each a recipe, see ``Scorer.__reduce__``)."""
@@ -56,7 +64,13 @@ class Scorers:
     def apply(self, case: Case, trial: Trial) -> dict[str, Score]:
         """Score one trial with every scorer; a scorer's crash is recorded, not raised."""
         out: dict[str, Score] = {}
+        partial = bool(trial.metadata) and NOT_RECORDED in trial.metadata
         for name, fn, threshold in self._items:
+            if partial and name in self._builtin:
+                na = not_recorded_score(name, trial, threshold)
+                if na is not None:
+                    out[name] = na
+                    continue
             try:
                 raw = fn(case, trial)
             except Exception as e:

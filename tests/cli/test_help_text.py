@@ -9,7 +9,7 @@ import pytest
 
 from agenteval.cli import COMMAND_MODULES, COMMAND_OF, main
 
-COMMANDS = ["", *COMMAND_MODULES, *COMMAND_OF]
+COMMANDS = ["", *(m.replace("_", "-") for m in COMMAND_MODULES), *COMMAND_OF]
 MARKUP = re.compile(r"``|:[a-z]+:`|\*\*|`[^`\s][^`]*`|SPEC|§")
 
 

@@ -33,11 +33,15 @@ COMMAND_MODULES = (
     "view",
     "export",
     "proxy",
+    "import_traces",
+    "export_otel",
 )
 COMMAND_OF = {
     "judge-agreement": "judge",
     "compare": "gate",
     "import-dataset": "benchmarks",
+    "import-traces": "import_traces",
+    "export-otel": "export_otel",
 }
 """Commands registered by a module of another name."""
 

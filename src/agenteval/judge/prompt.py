@@ -23,6 +23,8 @@ from agenteval.case import Case
 from agenteval.judge.fence import derive_boundary, fence
 from agenteval.judge.rubric import PLACEHOLDER_PATTERN, Rubric, Scale
 from agenteval.trial import Trial
+from agenteval.unrecorded import missing_for
+from agenteval.unrecorded import reason as unrecorded_reason
 
 LABELS = {
     "input": "question",
@@ -50,9 +52,14 @@ def not_applicable_reason(rubric: Rubric, case: Case, trial: Trial) -> str | Non
     Not applicable when the template uses ``{output}`` and the agent never answered
     (``trial.output`` is None), ``{expected}`` and the case has no ``expected``,
     ``{context}`` and the case has no ``context``, or ``{tool_results}`` and no tool call
-    of the trial has a result (a call that only raised an error is not a source).
+    of the trial has a result (a call that only raised an error is not a source); also
+    when the trial's source did not record content the template uses
+    (:mod:`agenteval.unrecorded`).
     """
     needs = rubric.needs
+    missing = missing_for(trial, ("input", *needs) if "input" in rubric.placeholders else needs)
+    if missing:
+        return unrecorded_reason(missing).removeprefix("not applicable: ")
     if "output" in needs and trial.output is None:
         cause = f" ({trial.failure.cause})" if trial.failure else ""
         return f"the agent gave no answer{cause}; nothing to judge"

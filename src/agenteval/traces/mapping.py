@@ -84,7 +84,14 @@ from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
 from agenteval.transcripts import calls_from_messages
 from agenteval.trial import ToolCall, Usage
 
-__all__ = ["SpanEvent", "SpanRecord", "Trajectory", "trajectory_from_spans"]
+__all__ = [
+    "SpanEvent",
+    "SpanRecord",
+    "Trajectory",
+    "tool_definitions",
+    "trajectory_from_spans",
+    "unrecorded_tool_content",
+]
 
 UNFINISHED = "unfinished: the trial ended before the call returned"
 _MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -329,22 +336,25 @@ def _add_usage(t: Trajectory, s: SpanRecord) -> None:
     t.usage.append(Usage(model=model, input_tokens=got["in"], output_tokens=got["out"]))
 
 
-def _tool_defs(a: Mapping[str, Any]) -> list[dict[str, Any]]:
+def tool_definitions(a: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tool definitions in a span's attributes (``gen_ai.tool.definitions`` and
+    ``llm.tools.N.tool.json_schema``) as bare ``{name, parameters, description}``; the
+    first definition of a name wins."""
     raw = json_value(a.get("gen_ai.tool.definitions"))
     defs: list[Any] = raw if isinstance(raw, list) else []
     i = 0
     while f"llm.tools.{i}.tool.json_schema" in a:
         defs.append(json_value(a[f"llm.tools.{i}.tool.json_schema"]))
         i += 1
-    out = []
+    out: list[dict[str, Any]] = []
     for d in defs:
         if not isinstance(d, dict):
             continue
         inner = d.get("function") if isinstance(d.get("function"), dict) else d
         assert isinstance(inner, dict)
         name = inner.get("name")
-        if not isinstance(name, str) or not name:
-            continue
+        if not isinstance(name, str) or not name or any(t["name"] == name for t in out):
+            continue  # no name, or defined already (both attributes list the same tools)
         params = inner.get("parameters")
         tool: dict[str, Any] = {"name": name}
         tool["parameters"] = params if isinstance(params, dict) else {"type": "object"}
@@ -419,7 +429,7 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     intervals = []
     for s in models:
         _add_usage(t, s)
-        for d in _tool_defs(s.attributes):
+        for d in tool_definitions(s.attributes):
             defs.setdefault(d["name"], d)
         if s.start_ns is not None and s.end_ns is not None and s.end_ns >= s.start_ns:
             intervals.append((s.start_ns, s.end_ns))
@@ -428,3 +438,29 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     if intervals:
         t.active_s = _union_s(intervals)
     return t
+
+
+def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
+    """What the spans did not record about the tool calls: ``tool_arguments`` when a tool
+    span has no arguments (on the span, its events, or a model message's call with the
+    same id), ``tool_results`` when a finished tool span that did not fail has no result
+    (likewise). Empty when every call is complete, or there is no tool span."""
+    spans = list(spans)
+    tools = [s for s in spans if _kind(s) == "tool"]
+    if not tools:
+        return []
+    models = [s for s in spans if _kind(s) == "model"]
+    models.sort(key=lambda s: (s.start_ns is None, s.start_ns or 0))
+    owns = [_own(s) for s in tools]
+    seen = _pair(owns, [_tool_name(s) for s in tools], _message_calls(models))
+    no_args = no_result = False
+    for o, c in zip(owns, seen, strict=True):
+        if not o.has_args:
+            no_args = no_args or c is None or _empty_parsed(c.arguments)
+        if o.error is None and not o.has_result:
+            no_result = no_result or c is None or c.result is None
+    return [n for n, b in (("tool_arguments", no_args), ("tool_results", no_result)) if b]
+
+
+def _empty_parsed(args: Any) -> bool:
+    return args is None or args == {}

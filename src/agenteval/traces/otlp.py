@@ -35,7 +35,7 @@ from typing import Any
 from agenteval.errors import InputError
 from agenteval.traces.records import SpanEvent, SpanRecord
 
-__all__ = ["decode_body", "decode_json", "decode_protobuf", "read_file"]
+__all__ = ["decode_body", "decode_json", "decode_protobuf", "read_file", "request_to_json"]
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 _STATUS_NAMES = {
@@ -353,6 +353,32 @@ def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord
     return out
 
 
+_ID_KEYS = frozenset(("traceId", "spanId", "parentSpanId"))
+
+
+def _hex_ids(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: base64.b64decode(v).hex() if k in _ID_KEYS and isinstance(v, str) else _hex_ids(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_hex_ids(v) for v in node]
+    return node
+
+
+def request_to_json(request: Any) -> dict[str, Any]:
+    """A protobuf ``ExportTraceServiceRequest`` as an OTLP/JSON object: the protobuf JSON
+    mapping (lowerCamelCase keys, 64-bit integers as decimal strings, enums as numbers)
+    with trace and span ids as lowercase hex, as the OTLP/JSON spec and the Collector's
+    file exporter write them. :func:`decode_json` reads it back."""
+    from google.protobuf.json_format import MessageToDict
+
+    doc = MessageToDict(request, use_integers_for_enums=True)
+    out: dict[str, Any] = _hex_ids(doc)
+    return out
+
+
 def decode_body(body: bytes, content_type: str, where: str = "request body") -> list[SpanRecord]:
     """The spans of an OTLP/HTTP ``/v1/traces`` request body, by its content type
     (``application/json``, else protobuf)."""
@@ -366,18 +392,23 @@ def decode_body(body: bytes, content_type: str, where: str = "request body") -> 
 
 
 def read_file(path: str | Path) -> Iterator[SpanRecord]:
-    """Every span of an OTLP file: JSON lines (one request per line, as the Collector's
-    file exporter writes), one JSON document, or one serialized protobuf request.
+    """Every span of a trace file: OTLP JSON lines (one request per line, as the
+    Collector's file exporter writes), one OTLP JSON document, one serialized protobuf
+    request, or OpenInference span JSON (Phoenix's export: :mod:`agenteval.traces.
+    openinference_json`; JSON lines, a list, or a REST API page).
 
-    The kind is told from the content: text starting with ``{`` is JSON, else protobuf.
-    Blank lines are skipped; a bad line raises with its line number.
+    The kind is told from the content: text starting with ``{`` or ``[`` is JSON (an
+    object with ``context`` is an OpenInference span), else protobuf. Blank lines are
+    skipped; a bad line raises with its line number.
     """
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as e:
         raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
-    if data.lstrip()[:1] != b"{":
+    from agenteval.traces.openinference_json import BadSpan, is_openinference, spans_of
+
+    if data.lstrip()[:1] not in (b"{", b"["):
         yield from decode_protobuf(data, str(p))
         return
     try:
@@ -389,6 +420,12 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
     except ValueError:
         doc = None
     if doc is not None:
+        if is_openinference(doc):
+            try:
+                yield from spans_of(doc)
+            except BadSpan as e:
+                raise InputError(e.message, file=p, field=e.path or None) from None
+            return
         yield from decode_json(doc, str(p))
         return
     for n, line in enumerate(text.splitlines(), 1):
@@ -399,6 +436,11 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
         except json.JSONDecodeError as e:
             raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
         try:
-            yield from _walk_json(doc)
+            if is_openinference(doc):
+                yield from spans_of(doc)
+            else:
+                yield from _walk_json(doc)
         except _Bad as e:
+            raise InputError(e.message, file=p, line=n, field=e.path or None) from None
+        except BadSpan as e:
             raise InputError(e.message, file=p, line=n, field=e.path or None) from None

@@ -1,0 +1,215 @@
+"""``agenteval import-traces FILE... --out RUN_DIR``: recorded traces → a scored run.
+
+Reads OpenTelemetry traces — OTLP/JSON lines (one ExportTraceServiceRequest per line, as
+the Collector's file exporter writes), one OTLP/JSON document, or an OTLP/protobuf request
+file; ids in hex or base64 — from OTel GenAI or OpenInference instrumentation (PydanticAI,
+LangGraph, ...). Each agent invocation (a root ``invoke_agent`` / AGENT span, else the
+whole trace) becomes one trial, or each conversation with ``--group conversation``; the
+case is the recorded prompt. The result is an ordinary run directory: ``rescore``,
+``judge``, ``report`` and ``gate`` work on it. See docs/traces.md.
+
+Every file is read and checked before RUN_DIR is created: a file that cannot be used
+stops the command with exit code 2 and one line naming the file (and line and field);
+spans that cannot be placed (parent ids in a cycle, no ids, a second copy of a span) are
+skipped and counted. Exit 2 also when nothing is left to import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agenteval._gc import frozen_heap
+from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run, plain
+from agenteval.errors import InputError
+from agenteval.outpaths import check_out_dir
+from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "import-traces",
+        help="turn recorded OpenTelemetry traces (OTLP files) into a run to score and gate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="OTLP/JSON(L) or OTLP/protobuf file")
+    p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory to create")
+    p.add_argument(
+        "--group",
+        choices=("invocation", "conversation"),
+        default="invocation",
+        help="one trial per agent invocation (default), or per conversation"
+        " (gen_ai.conversation.id, session.id)",
+    )
+    p.add_argument(
+        "--case-id-attr",
+        metavar="ATTR",
+        help="case id from this span attribute (default: a hash of the trace and span ids)",
+    )
+    p.add_argument(
+        "--dataset",
+        metavar="FILE",
+        help="join traces to this dataset's cases (expected answers...) with --join-attr",
+    )
+    p.add_argument(
+        "--join-attr",
+        metavar="ATTR",
+        help="span attribute holding the dataset case id (with --dataset)",
+    )
+    p.add_argument(
+        "--sample",
+        type=float,
+        metavar="RATE",
+        help="keep this fraction of traces (0 < RATE <= 1), chosen by trace id hash",
+    )
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of --sample (default 0)")
+    p.add_argument("--since", metavar="TIME", help="only invocations started at or after (ISO)")
+    p.add_argument("--until", metavar="TIME", help="only invocations started before (ISO)")
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="ATTR=VALUE",
+        help="only invocations whose root span (or resource) has ATTR=VALUE (repeatable)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    add_scorer_args(p)
+    p.set_defaults(func=run)
+
+
+def _iso(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(
+            f"{option} '{value}' is not an ISO date or time (2026-11-23 or 2026-11-23T08:00Z)"
+        ) from None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _where(pairs: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise InputError(f"--where '{pair}' must look like ATTR=VALUE")
+        out.append((name, value))
+    return out
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError as e:
+        raise InputError(f"cannot read ({e.strerror or e})", file=path) from None
+    return h.hexdigest()
+
+
+def run(args: argparse.Namespace) -> int:
+    from agenteval.dataset import canonical_case_json, load_case_index, scan_dataset
+    from agenteval.traces.importer import ImportOptions, import_traces
+
+    out = Path(args.out)
+    inputs = [("trace file", f) for f in args.files] + [("dataset", args.dataset)]
+    check_out_dir(args.out, inputs)
+    if (args.dataset is None) != (args.join_attr is None):
+        raise InputError("--dataset and --join-attr go together")
+    if args.sample is not None and not 0.0 < args.sample <= 1.0:
+        raise InputError(f"--sample must be within (0, 1], got {args.sample}")
+    scorers = build_scorers(args)
+    dataset = load_case_index(args.dataset) if args.dataset else None
+    opts = ImportOptions(
+        group=args.group,
+        case_id_attr=args.case_id_attr,
+        dataset=dataset,
+        join_attr=args.join_attr,
+        sample=args.sample,
+        seed=args.seed,
+        since=_iso(args.since, "--since"),
+        until=_iso(args.until, "--until"),
+        where=_where(args.where),
+    )
+    files = [{"path": str(f), "sha256": _sha256(f)} for f in args.files]
+    res = import_traces(args.files, opts)
+    if res.spans == 0:
+        raise InputError("hold no spans", file=", ".join(args.files))
+    if not res.trials:
+        dropped = ", ".join(f"{n} {why}" for why, n in res.filtered.items()) or "none found"
+        raise InputError(f"no agent invocation left to import ({res.units} found; {dropped})")
+    cases = list(res.cases.values())
+    digest = hashlib.sha256("".join(canonical_case_json(c) + "\n" for c in cases).encode())
+    ref = DatasetRef(path=None, sha256=digest.hexdigest(), cases=len(cases))
+    if args.dataset:  # the cases written are those used; the joined file is named beside
+        joined = scan_dataset(args.dataset).model_dump()
+        ref = DatasetRef(path=None, sha256=ref.sha256, cases=len(cases), joined=joined)
+    header = RunHeader(
+        kind="score",
+        agent={"type": "imported-traces", "files": files},
+        dataset=ref,
+        scorers=scorers.specs,
+        settings={
+            "import": {
+                "group": args.group,
+                "case_id_attr": args.case_id_attr,
+                "join_attr": args.join_attr,
+                "sample": args.sample,
+                "seed": args.seed if args.sample is not None else None,
+                "since": args.since,
+                "until": args.until,
+                "where": list(args.where),
+                "spans": res.spans,
+                "skipped_spans": res.skipped_spans,
+                "filtered": res.filtered,
+                "unmatched": len(res.unmatched),
+            }
+        },
+    )
+    with RunWriter.create(out, header, command="agenteval import-traces") as writer:
+        _say(args, res)
+        write_cases(out, cases)
+        with frozen_heap():
+            for trial in res.trials:
+                writer.append(trial, scorers.apply(res.cases[trial.case_id], trial))
+        finish_run(writer, console_for(args), show=not args.quiet)
+    return 0
+
+
+def _say(args: argparse.Namespace, res: Any) -> None:
+    """What was read and left out, on stderr (one line each)."""
+    n_cases = len(res.cases)
+    print(
+        f"import-traces: {res.spans} spans, {res.units}"
+        f" {'conversations' if args.group == 'conversation' else 'invocations'};"
+        f" {len(res.trials)} trials of {n_cases} cases",
+        file=sys.stderr,
+    )
+    if res.skipped_spans:
+        why = ", ".join(f"{n} ({reason})" for reason, n in res.skipped_spans.items())
+        print(f"import-traces: skipped spans: {why}", file=sys.stderr)
+    if res.filtered:
+        why = ", ".join(f"{n} {reason}" for reason, n in res.filtered.items())
+        print(f"import-traces: left out: {why}", file=sys.stderr)
+    if res.unmatched:
+        shown = ", ".join(plain(v) for v in res.unmatched[:5])
+        more = ", ..." if len(res.unmatched) > 5 else ""
+        print(
+            f"import-traces: {len(res.unmatched)} not in the dataset by {args.join_attr}"
+            f" ({shown}{more}); kept with their recorded input",
+            file=sys.stderr,
+        )
+    if res.not_recorded:
+        print(
+            f"import-traces: {res.not_recorded} trials lack recorded content"
+            " (metadata.not_recorded); scorers that need it are not applicable",
+            file=sys.stderr,
+        )

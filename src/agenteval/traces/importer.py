@@ -1,0 +1,282 @@
+"""Recorded traces → cases and trials (``agenteval import-traces``).
+
+Spans are read with :func:`agenteval.traces.otlp.read_file`, grouped into units by
+:func:`agenteval.traces.units.group_units` (one per agent invocation, or per
+conversation), filtered, sampled, and each unit becomes one case and one trial:
+
+- **trial**: ``output`` is the final answer (:mod:`agenteval.traces.messages`); tool
+  calls, usage, tool definitions and ``latency.active_s`` come from
+  :func:`agenteval.traces.mapping.trajectory_from_spans` over the unit's spans (the same
+  mapping as in-process capture; tool definitions also from the root span's
+  ``gen_ai.tool.definitions`` when no model span has them); ``latency.total_s`` is the
+  span of the unit's root spans (first start to last end); ``started_at`` the first
+  start. A root span with status ERROR makes a failure: its cause is the span's ``error.type`` (else
+  ``agent_error``), its message the status description (less a leading ``<cause>: ``)
+  or the last exception event's ``<type>: <message>``.
+  ``metadata`` holds ``trace_id``, ``span_id`` (of the first root), ``service`` (the
+  resource's ``service.name``), ``conversation`` (when known), ``invocations`` (with
+  ``--group conversation``) and ``not_recorded`` (what the trace did not record, see
+  :mod:`agenteval.unrecorded`).
+- **case**: the recorded prompt as input (one user message: its text; a conversation:
+  the chat messages); for a conversation unit, each turn's prompt and answer in order but
+  the last answer (turns whose prompt was not recorded are left out, and the trial says
+  ``input`` was not recorded); the placeholder ``[input not recorded]`` when no prompt
+  was. Id: ``t-`` and 12 hex digits of the SHA-256 of ``trace_id:span_id``
+  (``conversation:ID`` for a conversation), stable across imports; with ``case_id_attr``
+  the value of that attribute (root span, else its resource; units without it keep the
+  hash id). With a dataset and ``join_attr``, a unit whose attribute value is a case id of
+  the dataset uses that case (its expected answer, tools...); the others keep their
+  recorded case and are counted as unmatched. Trials of one case id are repeats 0, 1, ...
+  in start order.
+
+**Filters**, in this order: ``since``/``until`` (the unit's first start, inclusive
+``since``, exclusive ``until``; a unit without times is dropped by either), ``where``
+(every ``ATTR=VALUE`` must hold: the attribute on the root span, else its resource,
+compared as text), then ``sample``: a unit is kept when the SHA-256 of ``seed`` and its
+trace id (its conversation id when grouped by conversation), read as a number in [0, 1),
+is below the rate. So the same seed keeps the same traces whatever the order or split of
+the input files, and a larger rate keeps a superset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agenteval.case import Case
+from agenteval.traces.mapping import (
+    tool_definitions,
+    trajectory_from_spans,
+    unrecorded_tool_content,
+)
+from agenteval.traces.messages import invocation_input, invocation_output
+from agenteval.traces.otlp import read_file
+from agenteval.traces.records import SpanRecord
+from agenteval.traces.units import Unit, attribute, group_units
+from agenteval.trial import Failure, Latency, Trial
+from agenteval.unrecorded import NOT_RECORDED
+
+__all__ = ["ImportOptions", "ImportResult", "import_traces", "sample_key"]
+
+PLACEHOLDER_INPUT = "[input not recorded]"
+"""The input of a case whose prompt the trace did not record."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOptions:
+    """What ``import-traces`` reads and keeps (module docstring for the exact rules)."""
+
+    group: str = "invocation"
+    case_id_attr: str | None = None
+    dataset: dict[str, Case] | None = None
+    join_attr: str | None = None
+    sample: float | None = None
+    seed: int = 0
+    since: datetime | None = None
+    until: datetime | None = None
+    where: Sequence[tuple[str, str]] = ()
+
+
+@dataclass(slots=True)
+class ImportResult:
+    """The cases (in first-use order) and trials made, and what was left out."""
+
+    cases: dict[str, Case] = field(default_factory=dict)
+    trials: list[Trial] = field(default_factory=list)
+    spans: int = 0
+    units: int = 0
+    skipped_spans: dict[str, int] = field(default_factory=dict)
+    filtered: dict[str, int] = field(default_factory=dict)
+    unmatched: list[str] = field(default_factory=list)
+    """Join values (or ``(none)``) of units not found in the dataset."""
+    not_recorded: int = 0
+    """Trials missing some content."""
+
+    def drop(self, why: str) -> None:
+        self.filtered[why] = self.filtered.get(why, 0) + 1
+
+
+def _spans(files: Sequence[str | Path]) -> Iterator[SpanRecord]:
+    for f in files:
+        yield from read_file(f)
+
+
+def sample_key(seed: int, key: str) -> float:
+    """A number in [0, 1) fixed by ``seed`` and ``key``: a unit is sampled when it is below
+    the rate."""
+    h = hashlib.sha256(f"{seed}:{key}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2.0**64
+
+
+def _hash_id(key: str) -> str:
+    return "t-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+
+
+def _time(ns: int | None) -> datetime | None:
+    return None if ns is None else datetime.fromtimestamp(ns / 1e9, tz=UTC)
+
+
+def _text(v: Any) -> str | None:
+    if v is None or isinstance(v, dict | list):
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _keep(u: Unit, opts: ImportOptions, res: ImportResult) -> bool:
+    if opts.since is not None or opts.until is not None:
+        start = _time(u.start_ns)
+        if start is None:
+            res.drop("no start time")
+            return False
+        if opts.since is not None and start < opts.since:
+            res.drop("before --since")
+            return False
+        if opts.until is not None and start >= opts.until:
+            res.drop("at or after --until")
+            return False
+    for name, value in opts.where:
+        if _text(attribute(u, name)) != value:
+            res.drop("--where")
+            return False
+    if opts.sample is not None and opts.sample < 1.0:
+        key = u.conversation if opts.group == "conversation" and u.conversation else u.trace_id
+        if sample_key(opts.seed, key) >= opts.sample:
+            res.drop("sampled out")
+            return False
+    return True
+
+
+def _failure(root: SpanRecord) -> Failure | None:
+    if root.status != "error":
+        return None
+    etype = root.attributes.get("error.type")
+    if isinstance(etype, str) and etype:  # the semantic conventions' error class
+        message = root.status_message or ""
+        return Failure(cause=etype, message=message.removeprefix(f"{etype}: ").removeprefix(etype))
+    exc = [e for e in root.events if e.name == "exception"]
+    if exc:
+        a = exc[-1].attributes
+        etype = str(a.get("exception.type") or "Exception").rsplit(".", 1)[-1]
+        msg = a.get("exception.message")
+        return Failure(cause="agent_error", message=f"{etype}: {msg}" if msg else etype)
+    return Failure(cause="agent_error", message=root.status_message or "error")
+
+
+def _by_root(u: Unit) -> list[list[SpanRecord]]:
+    """The unit's spans split by invocation root (a span goes to its nearest root)."""
+    if len(u.roots) == 1:
+        return [u.spans]
+    ids = {r.span_id: i for i, r in enumerate(u.roots)}
+    parent = {s.span_id: s.parent_id for s in u.spans}
+    out: list[list[SpanRecord]] = [[] for _ in u.roots]
+    for s in u.spans:
+        p: str | None = s.span_id
+        seen = 0
+        while p is not None and p not in ids and seen < len(parent):
+            p = parent.get(p)
+            seen += 1
+        out[ids[p] if p is not None and p in ids else 0].append(s)
+    return out
+
+
+def unit_trial(u: Unit) -> tuple[Any, Trial]:
+    """``(input or None, trial)`` for one unit; ``case_id`` is set by the caller."""
+    missing: list[str] = []
+    turns = _by_root(u)
+    inputs: list[dict[str, Any]] = []
+    output: str | None = None
+    prompt_missing = False
+    for i, (root, spans) in enumerate(zip(u.roots, turns, strict=True)):
+        msgs = invocation_input(root, spans)
+        if msgs is None:
+            prompt_missing = True
+        elif i == 0:
+            inputs.extend(msgs)
+        else:
+            inputs.extend(m for m in msgs[-1:])  # this turn's question
+        answer = invocation_output(root, spans)
+        if i < len(u.roots) - 1:
+            if answer is not None:
+                inputs.append({"role": "assistant", "content": answer})
+        else:
+            output = answer
+    traj = trajectory_from_spans(u.spans)
+    if traj.tools is None:  # offered tools recorded on the agent span only
+        traj.tools = tool_definitions(u.root.attributes) or None
+    failure = _failure(u.roots[-1])
+    if prompt_missing or not inputs:
+        missing.append("input")
+    if output is None and failure is None:
+        missing.append("output")
+    missing.extend(unrecorded_tool_content(u.spans))
+    start, end = u.start_ns, u.end_ns
+    total = (end - start) / 1e9 if start is not None and end is not None and end >= start else None
+    meta: dict[str, Any] = {"trace_id": u.trace_id, "span_id": u.root.span_id}
+    service = u.root.resource.get("service.name")
+    if isinstance(service, str):
+        meta["service"] = service
+    if u.conversation is not None:
+        meta["conversation"] = u.conversation
+    if len(u.roots) > 1:
+        meta["invocations"] = len(u.roots)
+    if missing:
+        meta[NOT_RECORDED] = missing
+    trial = Trial(
+        case_id="-",
+        output=output,
+        tool_calls=traj.tool_calls,
+        usage=traj.usage,
+        latency=Latency(total_s=total, active_s=traj.active_s),
+        failure=failure,
+        started_at=_time(start),
+        tools=traj.tools,
+        metadata=meta,
+    )
+    case_input: Any = None
+    if inputs:  # what was recorded, even when a turn's prompt was not
+        only_user = len(inputs) == 1 and inputs[0]["role"] == "user"
+        case_input = inputs[0]["content"] if only_user else inputs
+    return case_input, trial
+
+
+def import_traces(files: Sequence[str | Path], opts: ImportOptions) -> ImportResult:
+    """Read ``files`` and make the cases and trials (module docstring)."""
+    res = ImportResult()
+    grouped = group_units(_spans(files), opts.group)
+    res.spans = grouped.spans
+    res.skipped_spans = dict(grouped.skipped)
+    res.units = len(grouped.units)
+    repeats: dict[str, int] = {}
+    for u in grouped.units:
+        if not _keep(u, opts, res):
+            continue
+        case_input, trial = unit_trial(u)
+        case: Case | None = None
+        if opts.dataset is not None and opts.join_attr is not None:
+            value = _text(attribute(u, opts.join_attr))
+            case = opts.dataset.get(value) if value is not None else None
+            if case is None:
+                res.unmatched.append(value if value is not None else "(none)")
+        if case is None:
+            cid = None
+            if opts.case_id_attr is not None:
+                cid = _text(attribute(u, opts.case_id_attr))
+            cid = cid or _hash_id(u.key)
+            case = res.cases.get(cid) or Case(
+                id=cid, input=case_input if case_input is not None else PLACEHOLDER_INPUT
+            )
+        res.cases.setdefault(case.id, case)
+        repeat = repeats.get(case.id, 0)
+        repeats[case.id] = repeat + 1
+        trial.case_id = case.id
+        trial.repeat = repeat
+        if NOT_RECORDED in trial.metadata:
+            res.not_recorded += 1
+        res.trials.append(trial)
+    return res
