@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
 from agenteval.conversation.state import snapshot, trial_database
-from agenteval.conversation.users import SimulatedUser
 from agenteval.trial import ToolCall
+
+if TYPE_CHECKING:
+    from agenteval.conversation.users import SimulatedUser
 
 USER_FAILURE = "user_simulator"
 """The failure cause of a trial whose simulated user failed (or was not given)."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +54,8 @@ def current_database_or_none() -> Path | None:
 def build(path: Path, state: InitialState) -> None:
     """Create the database at ``path``: ``state.sql`` statements, then ``state.tables`` rows
     (a table not created by the statements is created with the columns its rows name)."""
+    import sqlite3
+
     with contextlib.closing(sqlite3.connect(path)) as db, db:
         for statement in state.sql or []:
             db.executescript(statement)
@@ -76,6 +77,8 @@ def snapshot(path: Path) -> dict[str, Any]:
     """Every table of the database: ``{"tables": {name: {"columns": [...], "rows": [[...]]}}}``
     (rows in ``rowid`` order; a table over :data:`MAX_SNAPSHOT_ROWS` rows gets
     ``"truncated": true``). Bytes values are recorded as hex text."""
+    import sqlite3
+
     uri = f"{path.resolve().as_uri()}?mode=ro"
     tables: dict[str, Any] = {}
     with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:

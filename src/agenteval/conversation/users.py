@@ -33,7 +33,6 @@ from agenteval._imports import load_callable
 from agenteval.agents.base import Recorder
 from agenteval.conversation.spec import UserSpec
 from agenteval.http import HttpClient, RetryPolicy
-from agenteval.judge.fence import derive_boundary, fence
 from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
 
 Message = dict[str, Any]
@@ -167,6 +166,8 @@ def user_messages(user: UserSpec, history: list[Message]) -> list[Message]:
     """The simulator's prompt: the role and goal as the system message, then the
     conversation with roles swapped (the agent's messages, fenced, as ``user``; the
     customer's own as ``assistant``). Deterministic: the same inputs give the same prompt."""
+    from agenteval.judge.fence import derive_boundary, fence
+
     agent_texts = [str(m.get("content") or "") for m in history if m.get("role") == "assistant"]
     boundary = derive_boundary(agent_texts)
     facts = ""

@@ -78,11 +78,11 @@ BUILTIN_SCORER_NAMES: tuple[str, ...] = (
     "tool_faithfulness",
     "retrieval_recall",
     "tool_grounding",
-    "avoids_forbidden_text",
-    "pii_leakage",
     "state_match",
     "procedure",
     "turn_expectations",
+    "avoids_forbidden_text",
+    "pii_leakage",
 )
 """Names of the built-in scorers, in report order."""
 
