@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +49,45 @@ def by_case(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
         t = line.get("trial", line)
         out[(t["case_id"], t.get("repeat", 0))] = line
     return out
+
+
+class ThreadedFake:
+    """The fake OpenAI server on 127.0.0.1 in a thread of its own: ``base_url``, and
+    ``counts()`` (requests by outcome) once the requests are done."""
+
+    def __init__(self) -> None:
+        self.server: Any = None
+        self._loop: Any = None
+        self._stop: Any = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return str(self.server.base_url)
+
+    def counts(self) -> dict[str, int]:
+        return dict(self.server.counts)
+
+    def _serve(self) -> None:
+        from agenteval.testing.fake_openai import FakeServer
+
+        async def main() -> None:
+            self.server = await FakeServer().start()
+            self._stop = asyncio.Event()
+            self._ready.set()
+            await self._stop.wait()
+            await self.server.close()
+
+        self._loop = asyncio.new_event_loop()
+        self._loop.run_until_complete(main())
+        self._loop.close()
+
+    def __enter__(self) -> ThreadedFake:
+        self._thread.start()
+        assert self._ready.wait(20), "fake server did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(20)
