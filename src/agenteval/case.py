@@ -95,9 +95,27 @@ class _CompiledCalls(list[dict[str, Any]]):
         self.specs = specs
 
 
+_CONVERSATION_SHAPES: dict[str, type] = {
+    "turns": list,
+    "user": dict,
+    "initial_state": dict,
+    "expected_state": dict,
+    "procedure": list,
+}
+
+
+def _conversation_shape(key: str, value: Any) -> bool:
+    """False for a conversation field whose value has another JSON type (``"user":
+    "alice"`` in a dataset written for another tool): it is kept in metadata, as before
+    these fields existed."""
+    shape = _CONVERSATION_SHAPES.get(key)
+    return shape is None or value is None or isinstance(value, shape)
+
+
 def _opening(data: dict[str, Any]) -> str | None:
     """The first user message a conversational case implies (None: not conversational)."""
-    turns, user = data.get("turns"), data.get("user")
+    turns = data.get("turns") if _conversation_shape("turns", data.get("turns")) else None
+    user = data.get("user") if _conversation_shape("user", data.get("user")) else None
     if turns is not None and user is not None:
         raise ValueError("give 'turns' (a script) or 'user' (a simulated user), not both")
     if turns is not None:
@@ -225,10 +243,14 @@ class Case(BaseModel):
         if not isinstance(data, dict):
             raise ValueError(f"a case must be an object, got {type(data).__name__}")
         data = _conversation_input(data)
-        unknown = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
+        unknown = {
+            k: v
+            for k, v in data.items()
+            if k not in KNOWN_FIELDS or not _conversation_shape(k, v)
+        }
         if not unknown:
             return data
-        known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
+        known = {k: v for k, v in data.items() if k not in unknown}
         if not isinstance(known.get("metadata") or {}, dict):
             return known  # 'metadata' itself is rejected by field validation
         meta = dict(known.get("metadata") or {})

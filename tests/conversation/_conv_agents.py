@@ -68,6 +68,20 @@ def slow_second_turn(case: Any, repeat: int) -> str:
     return f"ok {case.metadata.get('turn')}"
 
 
+def quits(case: Any, repeat: int) -> str | None:
+    """Answers the first turn, then gives no answer."""
+    return "first" if case.metadata.get("turn") == 0 else None
+
+
+def sleepy(case: Any, repeat: int) -> str:
+    time.sleep(0.4)
+    return f"slept {case.metadata.get('turn')}"
+
+
+def number(user: Any, history: list[dict[str, Any]]) -> Any:
+    return 3
+
+
 def polite(user: Any, history: list[dict[str, Any]]) -> str | None:
     said = sum(1 for m in history if m["role"] == "user")
     if said >= 3:
