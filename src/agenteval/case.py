@@ -230,8 +230,7 @@ class Case(BaseModel):
     procedure: list[ProcedureRule] | None = Field(
         default=None,
         description=(
-            "Rules over the trajectory (procedure scorer): {tool, after_user | after_call |"
-            " never}."
+            "Rules over the trajectory (procedure scorer): {tool, after_user | after_call | never}."
         ),
     )
 
@@ -244,9 +243,7 @@ class Case(BaseModel):
             raise ValueError(f"a case must be an object, got {type(data).__name__}")
         data = _conversation_input(data)
         unknown = {
-            k: v
-            for k, v in data.items()
-            if k not in KNOWN_FIELDS or not _conversation_shape(k, v)
+            k: v for k, v in data.items() if k not in KNOWN_FIELDS or not _conversation_shape(k, v)
         }
         if not unknown:
             return data

@@ -19,7 +19,11 @@ BAD = [
     ({"id": "c", "turns": ["hi"], "user": {"goal": "x"}}, "give 'turns' (a script) or 'user'"),
     ({"id": "d", "input": "other", "turns": ["hi"]}, "input: leave it out of a conversation"),
     (
-        {"id": "e", "input": "q", "expected_state": {"queries": [{"sql": "DELETE FROM t", "expected": 1}]}},
+        {
+            "id": "e",
+            "input": "q",
+            "expected_state": {"queries": [{"sql": "DELETE FROM t", "expected": 1}]},
+        },
         "field 'expected_state.queries.0.sql': must be a SELECT",
     ),
     (

@@ -13,7 +13,7 @@ from conv_support import by_case, run, write_cases
 
 
 class _Echo(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         answer = f"{body['cid']}|{body['turn']}|{len(body['input'])}"
         data = json.dumps({"answer": answer}).encode()

@@ -53,7 +53,7 @@ def test_the_worked_example_gives_the_output_shown(tmp_path: Path) -> None:
         timeout=120,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    shown = [b for b in _blocks("") if "│ state_match" in b][0]
+    shown = next(b for b in _blocks("") if "│ state_match" in b)
     for line in shown.strip().splitlines():
         assert line in r.stdout, line
     lines = [json.loads(x) for x in (out / "trials.jsonl").read_text().splitlines()]
@@ -74,9 +74,8 @@ def test_the_worked_example_gives_the_output_shown(tmp_path: Path) -> None:
     assert conv["user"] == {
         "kind": "python", "usage": [], "retries": [], "stop_message": "Thanks! ###STOP###"
     }  # fmt: skip
-    assert t["metadata"]["state"] == {
-        "tables": {"tickets": {"columns": ["id", "status"], "rows": [["T-1", "open"], ["T-2", "closed"]]}}
-    }  # fmt: skip
+    tickets = {"columns": ["id", "status"], "rows": [["T-1", "open"], ["T-2", "closed"]]}
+    assert t["metadata"]["state"] == {"tables": {"tickets": tickets}}
     assert t["scores"]["state_match"]["reason"] == "final state matches (1 check)"
     assert t["scores"]["procedure"]["reason"] == "every call follows the 1 procedure rule(s)"
     # the hasty agent of the text: the same call, made in the first turn
@@ -84,8 +83,24 @@ def test_the_worked_example_gives_the_output_shown(tmp_path: Path) -> None:
         next(c for c in __import__("yaml").safe_load((EXAMPLE / "cases.yaml").read_text())
              if c["id"] == "close-ticket")
     )  # fmt: skip
-    hasty = Trial.model_validate({**t, "metadata": {"conversation": {"turns": [
-        {"user": "Please close my ticket T-2.", "output": "T-2 closed.", "calls": [0, 1]}]}}})
+    hasty = Trial.model_validate(
+        {
+            **t,
+            "metadata": {
+                "conversation": {
+                    "turns": [
+                        {
+                            "user": "Please close my ticket T-2.",
+                            "output": "T-2 closed.",
+                            "calls": [0, 1],
+                        }
+                    ]
+                }
+            },
+        }
+    )
     reason = procedure(case, hasty).reason
-    assert 'call #1 close_ticket in turn 1 after user message "Please close my ticket T-2.",' in reason
+    assert (
+        'call #1 close_ticket in turn 1 after user message "Please close my ticket T-2.",' in reason
+    )
     assert "which does not match '^yes'" in DOC and "which does not match '^yes'" in reason

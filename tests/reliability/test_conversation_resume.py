@@ -43,7 +43,9 @@ def test_cut_conversation_is_rerun_whole_on_resume(tmp_path: Path, how: str) -> 
     out, log, mark = tmp_path / "run", tmp_path / "calls.jsonl", tmp_path / "mark"
     env = cli_env({"CONV_LOG": str(log), "CONV_MARK": str(mark), "CONV_SLEEP": "60"})
     argv = agenteval_cmd("run", cases, "--agent", AGENT, "--out", out, "--concurrency", "1")
-    proc = subprocess.Popen(argv, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     _wait_for(mark, proc)  # slow's first turn is done, its second is under way
     if how == "sigkill":
         proc.kill()

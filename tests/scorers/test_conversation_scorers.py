@@ -82,7 +82,9 @@ def test_state_match_queries_numbers_and_missing_things() -> None:
     order = _case(expected_state={"queries": [{"sql": "SELECT b FROM t", "expected": ["y", "x"]}]})
     assert state_match(order, _trial(snap)).value == 0.0  # query results compare in order
     bad = _case(expected_state={"queries": [{"sql": "SELECT nope FROM t", "expected": 1}]})
-    assert "failed on the final state: no such column: nope" in state_match(bad, _trial(snap)).reason
+    assert (
+        "failed on the final state: no such column: nope" in state_match(bad, _trial(snap)).reason
+    )
     gone = _case(expected_state={"tables": {"u": [{"a": 1}], "t": [{"c": 1}]}})
     assert state_match(gone, _trial(snap)).reason == (
         "final state differs: table u does not exist in the final state; table t has no column c"
@@ -146,7 +148,7 @@ def test_procedure_single_turn_and_not_applicable() -> None:
     case = _case(procedure=[{"tool": "write", "after_user": "confirm"}])
     trial = Trial(case_id="c", output="ok", tool_calls=[{"name": "write", "arguments": {}}])
     assert procedure(case, trial).reason == (
-        "1 procedure violation(s): call #1 write in turn 1 after user message \"q\", which"
+        '1 procedure violation(s): call #1 write in turn 1 after user message "q", which'
         " does not match 'confirm'"
     )
     assert procedure(_case(), trial).status == "not_applicable"
@@ -170,7 +172,9 @@ def test_turn_expectations_value_is_the_share_of_turns_passing(flags: list[bool]
         {"user": f"q{i}", "output": "good" if ok else "bad", "calls": [0, 0]}
         for i, ok in enumerate(flags)
     ]
-    trial = Trial(case_id="c", output=record[-1]["output"], metadata={"conversation": {"turns": record}})
+    trial = Trial(
+        case_id="c", output=record[-1]["output"], metadata={"conversation": {"turns": record}}
+    )
     score = turn_expectations(case, trial)
     assert score.value == sum(flags) / len(flags)
     assert score.passed == all(flags)

@@ -22,9 +22,7 @@ def add_user_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--user-api-key-env", metavar="VAR", help="environment variable holding its API key"
     )
-    g.add_argument(
-        "--user-temperature", type=float, default=0.0, metavar="T", help="default 0"
-    )
+    g.add_argument("--user-temperature", type=float, default=0.0, metavar="T", help="default 0")
     g.add_argument(
         "--user-retries", type=int, default=4, metavar="N", help="retries per request (4)"
     )

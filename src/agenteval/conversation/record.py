@@ -62,8 +62,8 @@ def turns_of(case: Case, trial: Trial) -> list[TurnView]:
     for i, t in enumerate(conv["turns"]):
         if not isinstance(t, dict):
             continue
-        span = t.get("calls")
-        start, end = (span if _is_span(span) else (0, 0))
+        span: Any = t.get("calls")
+        start, end = (span[0], span[1]) if _is_span(span) else (0, 0)
         usage = [Usage.model_validate(u) for u in t.get("usage") or [] if isinstance(u, dict)]
         latency = t.get("latency_s")
         out.append(

@@ -183,9 +183,7 @@ def user_messages(user: UserSpec, history: list[Message]) -> list[Message]:
     )
     out: list[Message] = [{"role": "system", "content": system}]
     if not history:
-        out.append(
-            {"role": "user", "content": "(The agent is waiting. Write your first message.)"}
-        )
+        out.append({"role": "user", "content": "(The agent is waiting. Write your first message.)"})
     for m in history:
         text = str(m.get("content") or "")
         if m.get("role") == "assistant":

@@ -133,7 +133,10 @@ def action_cases() -> list[dict[str, Any]]:
             },
             expected_state={
                 "queries": [
-                    {"sql": "SELECT status FROM orders WHERE id = 'O-1005'", "expected": "cancelled"}
+                    {
+                        "sql": "SELECT status FROM orders WHERE id = 'O-1005'",
+                        "expected": "cancelled",
+                    }
                 ],
                 "tables": {"orders": _orders_after({"O-1005": {"status": "cancelled"}})},
             },

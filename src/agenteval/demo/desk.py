@@ -12,6 +12,7 @@ either asks for what is missing, asks the customer to confirm, or acts.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -44,7 +45,7 @@ class Desk:
         low = self.user_text.lower()
         self.intent = "cancel" if "cancel" in low else "address" if "address" in low else None
         self.address: str | None = None
-        for (r1, t1), (r2, t2) in zip(said, said[1:], strict=False):
+        for (r1, t1), (r2, t2) in itertools.pairwise(said):
             if r1 == "assistant" and t1 == ASK_ADDRESS and r2 == "user":
                 self.address = t2.strip().rstrip(".")
         if self.address is None and (m := re.search(r"address .*? to (.+?)\.?$", low)):

@@ -140,14 +140,18 @@ def _order_rows() -> list[tuple[Any, ...]]:
 
 def state_schema() -> list[str]:
     """The SQL creating the tables a conversation changes (customers, orders)."""
-    return [stmt.strip() + ";" for stmt in _SCHEMA.split(";") if "documents" not in stmt and stmt.strip()]
+    return [
+        stmt.strip() + ";"
+        for stmt in _SCHEMA.split(";")
+        if "documents" not in stmt and stmt.strip()
+    ]
 
 
 def state_tables() -> dict[str, list[dict[str, Any]]]:
     """The customers and orders as rows: a conversational case's ``initial_state.tables``."""
     ccols = ("id", "name", "email", "city", "tier")
-    ocols = ("id", "customer_id", "item", "quantity", "total", "status", "placed_on")
-    ocols += ("tracking", "address")
+    ocols: tuple[str, ...] = ("id", "customer_id", "item", "quantity", "total", "status")
+    ocols += ("placed_on", "tracking", "address")
     return {
         "customers": [dict(zip(ccols, c, strict=True)) for c in CUSTOMERS],
         "orders": [dict(zip(ocols, o, strict=True)) for o in _order_rows()],

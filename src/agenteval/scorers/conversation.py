@@ -245,10 +245,16 @@ def _turn_problems(case: Case, i: int, turn: TurnView) -> list[str]:
             problems.append(f"answer lacks {quote(text)}")
     tcase = _turn_case(case, i)
     ttrial = Trial(case_id=tcase.id, output=turn.output, tool_calls=turn.tool_calls)
-    for fn in (exact_match, avoids_forbidden_text, tool_selection, tool_call_match):
+    checks = (
+        ("exact_match", exact_match),
+        ("avoids_forbidden_text", avoids_forbidden_text),
+        ("tool_selection", tool_selection),
+        ("tool_call_match", tool_call_match),
+    )
+    for name, fn in checks:
         s = fn(tcase, ttrial)
         if s.status == "failed":
-            problems.append(f"{fn.name}: {s.reason}")
+            problems.append(f"{name}: {s.reason}")
     return problems
 
 
