@@ -58,6 +58,13 @@ def counter(case: Any, repeat: int) -> dict[str, Any]:
     return {"output": f"n={n}", "tool_calls": [call]}
 
 
+def counter_or_echo(case: Any, repeat: int) -> Any:
+    """``counter`` for a case with state, else the input echoed."""
+    if case.initial_state is None:
+        return case.input_text()
+    return counter(case, repeat)
+
+
 def slow_second_turn(case: Any, repeat: int) -> str:
     _log(case, repeat)
     if case.id == "slow" and case.metadata.get("turn") == 1:
