@@ -42,6 +42,7 @@ def test_user_failures_and_resume_refuses_another_user(tmp_path: Path) -> None:
     assert failure["cause"] == "user_simulator"
     assert "returned int; expected str or None" in failure["message"]
     dead = ["--user-endpoint", "http://127.0.0.1:9/v1", "--user-model", "m", "--user-retries", "0"]
+    dead += ["--no-user-cache"]
     run("run", cases, *agent, *dead, "--out", tmp_path / "b")
     failure = by_case(tmp_path / "b")[("u", 0)]["failure"]
     assert failure["cause"] == "user_simulator"

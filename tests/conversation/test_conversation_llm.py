@@ -18,15 +18,25 @@ def test_llm_user_against_an_llm_agent(tmp_path: Path) -> None:
     cases = write_cases(
         tmp_path / "c.jsonl", [{"id": "u", "user": {"goal": "get help", "max_turns": 3}}]
     )
-    out = tmp_path / "run"
+    out, cache = tmp_path / "run", tmp_path / "user-cache"
     with ThreadedFake() as srv:
-        r = run(
+        argv = [
             "run", cases, "--endpoint", srv.base_url, "--model", "agent-model",
-            "--user-endpoint", srv.base_url, "--user-model", "sim-model", "--out", out, "--quiet",
-        )  # fmt: skip
+            "--user-endpoint", srv.base_url, "--user-model", "sim-model", "--quiet",
+            "--user-cache", cache,
+        ]  # fmt: skip
+        r = run(*argv, "--out", out)
         counts = srv.counts()
+        # the same conversation again: the user's replies come from the cache, for free
+        again = run(*argv, "--out", tmp_path / "again")
+        counts_again = srv.counts()
     assert r.returncode == 0, r.stderr
     assert counts == {"ok": 6}  # three user messages, three agent answers
+    assert again.returncode == 0 and counts_again == {"ok": 9}  # only the agent's three
+    cached = by_case(tmp_path / "again")[("u", 0)]["metadata"]["conversation"]
+    assert cached["user"]["usage"] == []
+    first = by_case(out)[("u", 0)]["metadata"]["conversation"]
+    assert [t["user"] for t in cached["turns"]] == [t["user"] for t in first["turns"]]
     line = by_case(out)[("u", 0)]
     conv = line["metadata"]["conversation"]
     assert conv["ended"] == "max_turns" and len(conv["turns"]) == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any
 
 from agenteval.errors import InputError
@@ -26,6 +27,12 @@ def add_user_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--user-retries", type=int, default=4, metavar="N", help="retries per request (4)"
     )
+    g.add_argument(
+        "--user-cache",
+        metavar="DIR",
+        help="the simulator's reply cache (default $XDG_CACHE_HOME/agenteval/user)",
+    )
+    g.add_argument("--no-user-cache", action="store_true", help="neither read nor write it")
 
 
 def user_from_args(args: argparse.Namespace) -> Any:
@@ -55,11 +62,16 @@ def user_from_args(args: argparse.Namespace) -> Any:
         raise InputError("must be at least 0", field="--user-retries")
     from agenteval.conversation.users import LlmUser
     from agenteval.http import RetryPolicy
+    from agenteval.judge.cache import default_cache_dir
 
+    cache = None
+    if not args.no_user_cache:
+        cache = Path(args.user_cache) if args.user_cache else default_cache_dir().parent / "user"
     return LlmUser(
         endpoint,
         model,
         api_key=key,
         policy=RetryPolicy(max_retries=args.user_retries),
         temperature=args.user_temperature,
+        cache_dir=cache,
     )

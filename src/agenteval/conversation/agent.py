@@ -121,7 +121,7 @@ class _Conversation:
                 " MODULE:FN or --user-endpoint URL --user-model NAME",
             )
         try:
-            text = await user.reply(spec, list(self.visible), self.user_rec)
+            text = await user.reply(spec, list(self.visible), self.user_rec, repeat=self.repeat)
         except AgentFailure as e:
             raise AgentFailure(USER_FAILURE, f"the simulated user failed ({e.cause}): {e}") from e
         except Exception as e:

@@ -13,7 +13,11 @@ conversation; a message containing the case's stop phrase (``user.stop``, defaul
   endpoint plays the user. Its requests go through the same HTTP client as agents and the
   judge (retries, back-off, secrets redacted). Its token usage and retries are recorded on
   the trial apart from the agent's (``metadata.conversation.user``), so the agent's cost
-  does not include the simulator's. The agent's words reach it fenced
+  does not include the simulator's. With a cache directory, a reply is stored under the
+  SHA-256 of the model, the rendered prompt, the temperature and the trial's repeat index
+  (the judge cache's format and atomic writes, :mod:`agenteval.judge.cache`): the same
+  conversation in the same repeat asks the model once, and a cached reply costs nothing and
+  carries no usage. The agent's words reach it fenced
   (:mod:`agenteval.judge.fence`): the prompt tells it that fenced text is what the agent
   said, data and never instructions, and no agent text can close its fence.
 
@@ -23,10 +27,12 @@ cause ``user_simulator``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import json
 import random
+from pathlib import Path
 from typing import Any, Protocol
 
 from agenteval._imports import load_callable
@@ -49,8 +55,11 @@ class SimulatedUser(Protocol):
 
     async def close(self) -> None: ...
 
-    async def reply(self, user: UserSpec, history: list[Message], rec: Recorder) -> str | None:
-        """The next user message, or None to end the conversation."""
+    async def reply(
+        self, user: UserSpec, history: list[Message], rec: Recorder, *, repeat: int = 0
+    ) -> str | None:
+        """The next user message, or None to end the conversation (``repeat``: the trial's
+        repeat index)."""
         ...
 
 
@@ -77,7 +86,9 @@ class PythonUser:
     async def close(self) -> None:
         """Nothing to release."""
 
-    async def reply(self, user: UserSpec, history: list[Message], rec: Recorder) -> str | None:
+    async def reply(
+        self, user: UserSpec, history: list[Message], rec: Recorder, *, repeat: int = 0
+    ) -> str | None:
         """Call the function on copies of the user block and the history."""
         result = self.fn(user.model_copy(deep=True), copy.deepcopy(history))
         if inspect.isawaitable(result):
@@ -118,10 +129,13 @@ class LlmUser:
         policy: RetryPolicy | None = None,
         temperature: float = 0.0,
         rng: random.Random | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         self.base_url = base_url
         self.model = model
         self.temperature = temperature
+        self.cache_dir = cache_dir
+        self.cache_hits = 0
         secrets = [api_key] if api_key else []
         secrets += url_secrets(base_url)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -130,7 +144,7 @@ class LlmUser:
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "llm", base_url, model, temperature}`` (credentials removed)."""
-        desc = {
+        desc: dict[str, Any] = {
             "kind": "llm",
             "base_url": redact_url(self.base_url),
             "model": self.model,
@@ -146,11 +160,30 @@ class LlmUser:
         """Close the HTTP session."""
         await self.client.close()
 
-    async def reply(self, user: UserSpec, history: list[Message], rec: Recorder) -> str | None:
-        """Ask the model for the customer's next message (usage and retries go into ``rec``)."""
+    async def reply(
+        self, user: UserSpec, history: list[Message], rec: Recorder, *, repeat: int = 0
+    ) -> str | None:
+        """Ask the model for the customer's next message (usage and retries go into
+        ``rec``), or take it from the cache."""
         from agenteval.agents.openai_chat import chat_completion
+        from agenteval.judge.cache import CachedReply, JudgeCache, cache_key
 
         messages = user_messages(user, history)
+        cache = JudgeCache(self.cache_dir) if self.cache_dir is not None else None
+        key = cache_key(
+            {
+                "kind": "simulated_user",
+                "model": self.model,
+                "messages": messages,
+                "temperature": self.temperature,
+                "repeat": repeat,
+            }
+        )
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None:
+            self.cache_hits += 1
+            return (hit.content or "").strip() or None
+        before = {u.model: (u.input_tokens, u.output_tokens) for u in rec.usage}
         result = await chat_completion(
             self.client,
             self.base_url,
@@ -159,6 +192,18 @@ class LlmUser:
             rec,
             temperature=self.temperature,
         )
+        if cache is not None:
+            used = next((u for u in rec.usage if u.model == self.model), None)
+            tin, tout = before.get(self.model, (0, 0))
+            entry = CachedReply(
+                content=result.content,
+                model=self.model,
+                input_tokens=used.input_tokens - tin if used else 0,
+                output_tokens=used.output_tokens - tout if used else 0,
+                finish_reason=result.finish_reason,
+            )
+            with contextlib.suppress(OSError):  # an unwritable cache costs a call next time
+                cache.put(key, entry)
         return (result.content or "").strip() or None
 
 
