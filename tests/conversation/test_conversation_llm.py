@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from conv_support import ThreadedFake, by_case, run, write_cases
 
 from agenteval.conversation.spec import UserSpec
@@ -19,11 +21,20 @@ def test_llm_user_against_an_llm_agent(tmp_path: Path) -> None:
         tmp_path / "c.jsonl", [{"id": "u", "user": {"goal": "get help", "max_turns": 3}}]
     )
     out, cache = tmp_path / "run", tmp_path / "user-cache"
+    prices = tmp_path / "prices.json"
+    prices.write_text(
+        json.dumps(
+            {
+                "agent-model": {"input": 1.0, "output": 2.0},
+                "sim-model": {"input": 10.0, "output": 20.0},
+            }
+        )
+    )
     with ThreadedFake() as srv:
         argv = [
             "run", cases, "--endpoint", srv.base_url, "--model", "agent-model",
-            "--user-endpoint", srv.base_url, "--user-model", "sim-model", "--quiet",
-            "--user-cache", cache,
+            "--user-endpoint", srv.base_url, "--user-model", "sim-model",
+            "--user-cache", cache, "--prices", prices,
         ]  # fmt: skip
         r = run(*argv, "--out", out)
         counts = srv.counts()
@@ -52,6 +63,16 @@ def test_llm_user_against_an_llm_agent(tmp_path: Path) -> None:
     assert prompts[0] < prompts[1] < prompts[2]
     header = read_header(out)
     assert header.agent["user"]["kind"] == "llm" and header.agent["user"]["model"] == "sim-model"
+    # priced apart: the summary's agent cost is the agent's tokens only
+    cost = header.summary["cost"] if header.summary else {}
+    sim = conv["user"]["usage"][0]
+    agent = line["usage"][0]
+    user_usd = (sim["input_tokens"] * 10.0 + sim["output_tokens"] * 20.0) / 1e6
+    agent_usd = (agent["input_tokens"] * 1.0 + agent["output_tokens"] * 2.0) / 1e6
+    assert cost["user_usd"] == pytest.approx(user_usd)
+    assert cost["agent_usd"] == pytest.approx(agent_usd)
+    assert cost["total_usd"] == pytest.approx(user_usd + agent_usd)
+    assert "simulated user" in r.stdout
 
 
 def test_tool_loop_conversation_changes_its_own_state(tmp_path: Path) -> None:
