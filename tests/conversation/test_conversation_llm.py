@@ -126,3 +126,28 @@ def test_agent_text_cannot_break_out_of_its_fence() -> None:
     assert boundary in messages[0]["content"]  # the system prompt names the same fence
     assert unfence(fenced, boundary) == [("agent", attack)]
     assert user_messages(UserSpec(goal="buy a lamp"), history) == messages  # deterministic
+
+
+def test_llm_user_retries_are_its_own(tmp_path: Path) -> None:
+    """A 500 on the agent's request and one on the simulator's: each is retried, and each
+    retry is recorded where it belongs (the trial's retries vs the user's)."""
+    cases = write_cases(
+        tmp_path / "c.jsonl",
+        [{"id": "r", "user": {"goal": "g", "first_message": "hi [[fault:500:1]]", "max_turns": 2}}],
+    )
+    out = tmp_path / "run"
+    with ThreadedFake() as srv:
+        r = run(
+            "run", cases, "--endpoint", srv.base_url, "--model", "a", "--retry-base", "0.01",
+            "--user-endpoint", srv.base_url, "--user-model", "u", "--no-user-cache",
+            "--out", out, "--quiet",
+        )  # fmt: skip
+        counts = srv.counts()
+    assert r.returncode == 0, r.stderr
+    # the marker reaches the agent twice (its turns' last user message holds it) and the
+    # simulator once: each request fails once, is retried and succeeds
+    assert counts == {"500": 3, "ok": 3}
+    line = by_case(out)[("r", 0)]
+    assert [x["reason"] for x in line["retries"]] == ["server_error", "server_error"]
+    user = line["metadata"]["conversation"]["user"]
+    assert [x["reason"] for x in user["retries"]] == ["server_error"]
