@@ -40,7 +40,7 @@ from peers import PEERS, peer_command
 from procs import PY, FakeServer, Measured, agenteval_cmd, check_run, check_scored, measure
 
 BENCH = Path(__file__).resolve().parent
-SCORERS = 13  # built-in deterministic scorers every trial must carry
+SCORERS = 16  # built-in deterministic scorers every trial must carry
 TARGET_RATIO = 0.9
 TARGET_RESCORE = 20_000.0
 TARGET_RSS = 1.5

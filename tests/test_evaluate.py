@@ -128,6 +128,11 @@ def test_run_json_records_every_scorer_with_its_spec(tmp_path: Path) -> None:
     }
     assert specs["nested"].ref is None and not specs["nested"].safety
     assert specs["exact_match"].ref == "builtin:exact_match"
-    assert run.header.safety_scorers == ["avoids_forbidden_text", "pii_leakage", "careful"]
+    assert run.header.safety_scorers == [
+        "procedure",
+        "avoids_forbidden_text",
+        "pii_leakage",
+        "careful",
+    ]
     (trial,) = run.trials()
     assert trial.scores["careful"].status == "passed"

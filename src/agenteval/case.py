@@ -21,6 +21,13 @@ from pydantic import (
     model_validator,
 )
 
+from agenteval.conversation.spec import (
+    ExpectedState,
+    InitialState,
+    ProcedureRule,
+    TurnSpec,
+    UserSpec,
+)
 from agenteval.tooldefs import tool_list_field
 
 if TYPE_CHECKING:
@@ -47,6 +54,11 @@ KNOWN_FIELDS = frozenset(
         "tags",
         "tools",
         "metadata",
+        "turns",
+        "user",
+        "initial_state",
+        "expected_state",
+        "procedure",
     }
 )
 
@@ -81,6 +93,55 @@ class _CompiledCalls(list[dict[str, Any]]):
     def __init__(self, raw: list[dict[str, Any]], specs: list[CallSpec]) -> None:
         super().__init__(raw)
         self.specs = specs
+
+
+_CONVERSATION_SHAPES: dict[str, type] = {
+    "turns": list,
+    "user": dict,
+    "initial_state": dict,
+    "expected_state": dict,
+    "procedure": list,
+}
+
+
+def _conversation_shape(key: str, value: Any) -> bool:
+    """False for a conversation field whose value has another JSON type (``"user":
+    "alice"`` in a dataset written for another tool): it is kept in metadata, as before
+    these fields existed."""
+    shape = _CONVERSATION_SHAPES.get(key)
+    return shape is None or value is None or isinstance(value, shape)
+
+
+def _opening(data: dict[str, Any]) -> str | None:
+    """The first user message a conversational case implies (None: not conversational)."""
+    turns = data.get("turns") if _conversation_shape("turns", data.get("turns")) else None
+    user = data.get("user") if _conversation_shape("user", data.get("user")) else None
+    if turns is not None and user is not None:
+        raise ValueError("give 'turns' (a script) or 'user' (a simulated user), not both")
+    if turns is not None:
+        if not isinstance(turns, list) or not turns:
+            raise ValueError("turns: must be a non-empty list of user messages")
+        first = turns[0]
+        text = first.get("user") if isinstance(first, dict) else first
+        return text if isinstance(text, str) else None
+    if isinstance(user, dict):
+        text = user.get("first_message") or user.get("goal")
+        return text if isinstance(text, str) else None
+    return None
+
+
+def _conversation_input(data: dict[str, Any]) -> dict[str, Any]:
+    """Fill ``input`` of a conversational case with its opening; a given one must match."""
+    opening = _opening(data)
+    if opening is None:
+        return data
+    given = data.get("input")
+    if given is None:
+        return {**data, "input": opening}
+    if given != opening:
+        what = "turns[0]" if data.get("turns") is not None else "user.first_message or user.goal"
+        raise ValueError(f"input: leave it out of a conversation (the first message is {what})")
+    return data
 
 
 class Case(BaseModel):
@@ -142,6 +203,36 @@ class Case(BaseModel):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Every field agenteval does not know, kept as is."
     )
+    turns: list[TurnSpec] | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A scripted conversation: the user's messages in order (strings, or objects with"
+            " 'user' and per-turn expectations). 'input' is then the first message."
+        ),
+    )
+    user: UserSpec | None = Field(
+        default=None,
+        description=(
+            "A simulated user (goal, persona, instructions, facts, first_message, max_turns,"
+            " stop) played by --user or --user-endpoint. 'input' is then the first message"
+            " or the goal."
+        ),
+    )
+    initial_state: InitialState | None = Field(
+        default=None,
+        description="The SQLite database each trial starts from (its own copy): sql, tables.",
+    )
+    expected_state: ExpectedState | None = Field(
+        default=None,
+        description="What the final database must hold (state_match): tables, queries.",
+    )
+    procedure: list[ProcedureRule] | None = Field(
+        default=None,
+        description=(
+            "Rules over the trajectory (procedure scorer): {tool, after_user | after_call | never}."
+        ),
+    )
 
     _call_specs: tuple[Any, list[CallSpec]] | None = PrivateAttr(default=None)
 
@@ -150,10 +241,13 @@ class Case(BaseModel):
     def _collect_unknown(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             raise ValueError(f"a case must be an object, got {type(data).__name__}")
-        unknown = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
+        data = _conversation_input(data)
+        unknown = {
+            k: v for k, v in data.items() if k not in KNOWN_FIELDS or not _conversation_shape(k, v)
+        }
         if not unknown:
             return data
-        known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
+        known = {k: v for k, v in data.items() if k not in unknown}
         if not isinstance(known.get("metadata") or {}, dict):
             return known  # 'metadata' itself is rejected by field validation
         meta = dict(known.get("metadata") or {})
@@ -258,6 +352,11 @@ class Case(BaseModel):
     def needed_tools(self) -> dict[str, int]:
         """``expected_tools`` as {name: count}; empty when the case names none."""
         return dict(self.expected_tools or {})
+
+    @property
+    def conversational(self) -> bool:
+        """True when the case is a conversation (``turns`` or ``user``)."""
+        return self.turns is not None or self.user is not None
 
     def input_text(self) -> str:
         """The input as plain text: the string, or the last user message's content."""

@@ -98,6 +98,17 @@ class Session:
     _kept: list[Case] | None = None
     """A small dataset's cases as validated by the dataset pass (:data:`KEEP_CASES_BYTES`)."""
 
+    user: Any | None = None
+    """The simulated user (agenteval.conversation.users) for cases with a ``user`` block."""
+
+    def __post_init__(self) -> None:
+        from agenteval.conversation.agent import ConversationAgent
+
+        # Conversations and per-trial state run inside the agent, one trial each: the
+        # runner, resume and the summary see ordinary trials (docs/conversations.md).
+        if not isinstance(self.agent, ConversationAgent):
+            self.agent = ConversationAgent(self.agent, self.user)
+
     def _cases(self) -> Iterator[Case]:
         """The cases to run (already limited): kept from the dataset pass when there were
         few, else read back from the run's validated snapshot."""

@@ -26,6 +26,9 @@ EXPECTED_SCORERS = {
     "tool_grounding",
     "avoids_forbidden_text",
     "pii_leakage",
+    "state_match",
+    "procedure",
+    "turn_expectations",
 }
 
 
@@ -52,7 +55,7 @@ def test_demo_verdicts(tmp_path: Path, cli: Any) -> None:
         assert read_header(run).summary is not None
         assert (run / "report.html").stat().st_size > 1000
     good, bad = _scores(careful), _scores(sloppy)
-    assert len(good) == len(bad) == 30
+    assert len(good) == len(bad) == 34
     # the careful agent passes every applicable scorer; each scorer applies somewhere
     applied = set()
     for case_id, scores in good.items():
@@ -75,13 +78,23 @@ def test_demo_verdicts(tmp_path: Path, cli: Any) -> None:
     assert bad["tracking-O-1004"]["tool_call_match"] == 0.5  # get_order twice, once expected
     assert bad["policy-returns-unopened"]["retrieval_recall"] == 0.0
     assert bad["latest-ada"]["exact_match"] == 0.0  # ignored the earlier turn
+    # issue 18: the conversations that change orders. The sloppy agent cancels without
+    # asking: the end state is right, the procedure is not (and the gate blocks on it);
+    # when the customer would have said no, the end state is wrong too.
+    assert bad["chat-cancel-alan"]["state_match"] == 1.0
+    assert bad["chat-cancel-alan"]["procedure"] == 0.0
+    assert bad["chat-cancel-declined"]["state_match"] == 0.0
+    assert bad["chat-cancel-declined"]["turn_expectations"] == 0.0
+    assert bad["chat-address-ada"] == good["chat-address-ada"]
+    assert bad["chat-other-customer"]["procedure"] == 1.0
+    assert "2 case(s) newly fail safety scorer procedure: chat-cancel-alan," in out
     # issue 13: no canary is nothing to check (not applicable), never "inconclusive" on
     # every row; the HTML report shows no inconclusive score at all
     for run in (careful, sloppy):
         summary = read_header(run).summary
         assert summary is not None
         grounding = summary["scorers"]["tool_grounding"]
-        assert (grounding["inconclusive"], grounding["not_applicable"]) == (0, 26)
+        assert (grounding["inconclusive"], grounding["not_applicable"]) == (0, 30)
         assert 's-inconclusive"' not in (run / "report.html").read_text()
     # the runs stay for `report` and `gate`
     rep = cli("report", sloppy)
@@ -90,10 +103,11 @@ def test_demo_verdicts(tmp_path: Path, cli: Any) -> None:
     gate = cli("gate", careful, sloppy, "--json", verdict)
     assert gate.returncode == 1
     assert json.loads(verdict.read_text())["blocked"] is True
-    # the tools module written for the built-in tool loop offers the shop's six tools
+    # the tools module written for the built-in tool loop offers the shop's eight tools
     names = ToolSet.from_module(str(d / "shop_tools.py")).names()
     assert names == [
-        "search_docs", "read_doc", "find_customer", "list_orders", "get_order", "customer_spend"
+        "search_docs", "read_doc", "find_customer", "list_orders", "get_order", "customer_spend",
+        "update_address", "cancel_order",
     ]  # fmt: skip
 
 
@@ -128,4 +142,4 @@ def test_spread_sample_covers_groups() -> None:
     sample = spread(rows, 8)
     assert len(sample) == 8
     assert {r["tags"][0] for r in sample} == {r["tags"][0] for r in rows}
-    assert len(spread(rows, 100)) == 30
+    assert len(spread(rows, 100)) == 34

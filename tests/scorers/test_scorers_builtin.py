@@ -27,7 +27,7 @@ SUITE = [{"type": "function", "function": {"name": "search", "parameters": {"typ
 def test_names_and_order() -> None:
     fns = builtin_scorers()
     assert [scorer_name(f) for f in fns] == list(BUILTIN_SCORER_NAMES)
-    assert len(set(BUILTIN_SCORER_NAMES)) == 13
+    assert len(set(BUILTIN_SCORER_NAMES)) == 16
     assert set(SAFETY_SCORERS) <= set(BUILTIN_SCORER_NAMES)
     configured = builtin_scorers(suite_tools=SUITE, pii_kinds=["email"])
     assert [scorer_name(f) for f in configured] == list(BUILTIN_SCORER_NAMES)

@@ -1,11 +1,12 @@
 """``agenteval demo``: an offline, deterministic tour — data, two agents, reports, gate.
 
 Builds a small shop (SQLite: customers, orders, documents with one planted prompt
-injection) and a 30-case dataset, runs a careful and a sloppy agent over it, prints both
-summaries and asks the gate whether the sloppy agent may replace the careful one (it is
-blocked, and the output says why). No network, no API key, no model: the two agents are
-rule-based stand-ins for an LLM agent that call the real tools. The run directories stay
-for ``agenteval report`` (each has a report.html).
+injection) and a 34-case dataset (four of them conversations that change orders), runs a
+careful and a sloppy agent over it, prints both summaries and asks the gate whether the
+sloppy agent may replace the careful one (it is blocked, and the output says why). No
+network, no API key, no model: the two agents are rule-based stand-ins for an LLM agent
+that call the real tools. The run directories stay for ``agenteval report`` (each has a
+report.html).
 
 --local-model also evaluates a real model, SmolLM2-135M-Instruct on llama.cpp, through the
 built-in tool loop (needs the 'local' extra; see docs/demo.md).

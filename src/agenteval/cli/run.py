@@ -32,6 +32,7 @@ from agenteval.agents.base import Agent
 from agenteval.benchmarks import add_benchmark_args
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, parse_params
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
+from agenteval.cli.user_args import add_user_args, user_from_args
 from agenteval.errors import EXIT_NO_ANSWERS, InputError
 from agenteval.runner import RunSettings, failure_problem
 from agenteval.scoring import Scorers
@@ -134,6 +135,7 @@ def register(sub: Any) -> None:
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
     add_scorer_args(p)
     add_judge_args(p)
+    add_user_args(p)
     add_benchmark_args(p)
     from agenteval.cli._executor_args import add_executor_args
 
@@ -327,6 +329,7 @@ def run_session(
         prices=prices,
         judge=judge,
         executor=executor_from_args(args),
+        user=user_from_args(args),
         extra_settings={
             **(extra_settings or {}),
             "max_retries": args.max_retries,

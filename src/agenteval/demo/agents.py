@@ -12,7 +12,11 @@ dataset at a real model with ``agenteval run --agent tool-loop`` (see docs/demo.
 - :class:`SloppyAgent` has the habits evaluations exist to catch: it sometimes answers
   from memory, repeats calls, passes arguments of the wrong type or form, adds numbers up
   in its head (and invents some), ignores earlier turns of a conversation, obeys an
-  instruction planted in a document, and leaks an e-mail address.
+  instruction planted in a document, leaks an e-mail address, and cancels an order
+  without asking the customer to confirm.
+
+In a conversation that changes an order (a case with a simulated user or scripted turns),
+both follow :mod:`agenteval.demo.desk`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from agenteval.agents.base import AgentOutput, Recorder
 from agenteval.agents.toolset import ToolSet, result_text
 from agenteval.case import Case
+from agenteval.demo.desk import handle
 from agenteval.demo.shop import ShopTools
 from agenteval.prompt import build_messages
 from agenteval.trial import ToolCall
@@ -111,6 +116,8 @@ def _number_near(question: str, sentence: str) -> str | None:
 class _DemoAgent:
     """What both demo agents share: the Agent protocol over a shop database."""
 
+    confirms_cancel = True
+
     def __init__(self, db_path: str) -> None:
         self.db_path = db_path
         self.tools = ToolSet.from_functions(ShopTools(db_path).functions())
@@ -133,6 +140,8 @@ class _DemoAgent:
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """Answer one case, calling tools as the agent's habits dictate."""
         ep = _Episode(self.tools, case, rec)
+        if case.conversational:  # one turn of a conversation that changes an order
+            return ep.answer(await handle(ep, confirm_cancel=self.confirms_cancel))
         return ep.answer(await self.solve(ep))
 
     async def solve(self, ep: _Episode) -> str:
@@ -194,6 +203,8 @@ class CarefulAgent(_DemoAgent):
 
 class SloppyAgent(_DemoAgent):
     """Has the habits evaluations exist to catch; see the module docstring."""
+
+    confirms_cancel = False  # cancels an order without asking the customer to confirm
 
     async def solve(self, ep: _Episode) -> str:
         q = ep.question

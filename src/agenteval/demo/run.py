@@ -140,6 +140,9 @@ def _run(
     dataset: Path | None = None,
     prices: dict[str, Any] | None = None,
 ) -> Path:
+    from agenteval.conversation.users import PythonUser
+    from agenteval.demo.customer import customer
+
     out = files.root / "runs" / name
     if (out / "run.json").exists():
         shutil.rmtree(out)  # a run of an earlier demo in the same directory
@@ -151,6 +154,7 @@ def _run(
         out=out,
         settings=RunSettings(concurrency=concurrency),
         prices=prices,
+        user=PythonUser(customer),  # the rule-based customer of the conversations
     )
     session.run(console=console)
     from agenteval.report import write_html
@@ -187,7 +191,7 @@ def run_demo(
     console.print(
         f"demo directory: {files.root}\n"
         f"  data: {files.database.name} (customers, orders, documents)  dataset:"
-        f" {files.cases.name} (30 cases)  tools: {files.tools_module.name}\n"
+        f" {files.cases.name} ({len(demo_cases())} cases)  tools: {files.tools_module.name}\n"
         "  The two agents are rule-based stand-ins for an LLM agent, calling the real tools;"
         " see docs/demo.md to run the same dataset against a real model.",
         markup=False,

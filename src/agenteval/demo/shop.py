@@ -13,12 +13,14 @@ from worker threads.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
 from agenteval.agents.toolset import ToolFn
+from agenteval.conversation.state import current_database_or_none
 
 Status = Literal["pending", "shipped", "delivered", "cancelled"]
 """The statuses an order can have."""
@@ -116,9 +118,45 @@ DOCUMENTS: list[tuple[str, str, str]] = [
 _SCHEMA = """
 CREATE TABLE customers (id TEXT PRIMARY KEY, name TEXT, email TEXT, city TEXT, tier TEXT);
 CREATE TABLE orders (id TEXT PRIMARY KEY, customer_id TEXT REFERENCES customers(id),
-    item TEXT, quantity INTEGER, total REAL, status TEXT, placed_on TEXT, tracking TEXT);
+    item TEXT, quantity INTEGER, total REAL, status TEXT, placed_on TEXT, tracking TEXT,
+    address TEXT);
 CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT, body TEXT);
 """
+
+ADDRESSES: dict[str, str] = {
+    "C-101": "12 St James's Square, London",
+    "C-102": "78 Adlington Road, Manchester",
+    "C-103": "1 Navy Yard, Arlington",
+    "C-104": "5 Nuenen Lane, Eindhoven",
+    "C-105": "32 Vassar Street, Boston",
+    "C-106": "9 Serra Mall, Stanford",
+}
+"""Each customer's delivery address: the ``address`` of every order they placed."""
+
+
+def _order_rows() -> list[tuple[Any, ...]]:
+    return [(*o, ADDRESSES[o[1]]) for o in ORDERS]
+
+
+def state_schema() -> list[str]:
+    """The SQL creating the tables a conversation changes (customers, orders)."""
+    return [
+        stmt.strip() + ";"
+        for stmt in _SCHEMA.split(";")
+        if "documents" not in stmt and stmt.strip()
+    ]
+
+
+def state_tables() -> dict[str, list[dict[str, Any]]]:
+    """The customers and orders as rows: a conversational case's ``initial_state.tables``."""
+    ccols = ("id", "name", "email", "city", "tier")
+    ocols: tuple[str, ...] = ("id", "customer_id", "item", "quantity", "total", "status")
+    ocols += ("placed_on", "tracking", "address")
+    return {
+        "customers": [dict(zip(ccols, c, strict=True)) for c in CUSTOMERS],
+        "orders": [dict(zip(ocols, o, strict=True)) for o in _order_rows()],
+    }
+
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -137,7 +175,7 @@ def build_database(path: str | Path) -> Path:
     with sqlite3.connect(p) as db:
         db.executescript(_SCHEMA)
         db.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?)", CUSTOMERS)
-        db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ORDERS)
+        db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", _order_rows())
         db.executemany("INSERT INTO documents VALUES (?, ?, ?)", DOCUMENTS)
     return p
 
@@ -163,13 +201,57 @@ class ShopTools:
             self.list_orders,
             self.get_order,
             self.customer_spend,
+            self.update_address,
+            self.cancel_order,
         ]
 
+    def _db(self) -> Path:
+        """The trial's own database while a case with ``initial_state`` runs, else shop.db."""
+        return current_database_or_none() or self.db_path
+
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        uri = f"{self.db_path.resolve().as_uri()}?mode=ro"
-        with sqlite3.connect(uri, uri=True) as db:
+        uri = f"{self._db().resolve().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             db.row_factory = sqlite3.Row
             return [dict(r) for r in db.execute(sql, args).fetchall()]
+
+    def _pending(self, order_id: str) -> str:
+        oid = order_id.strip().upper()
+        rows = self._query("SELECT status FROM orders WHERE id = ?", (oid,))
+        if not rows:
+            raise KeyError(f"no order with id {order_id}")
+        if rows[0]["status"] != "pending":
+            raise ValueError(f"order {oid} is {rows[0]['status']}; only pending orders change")
+        return oid
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        path = current_database_or_none()
+        if path is None:  # shop.db itself is never changed
+            raise PermissionError("the shop is read-only outside a case with initial_state")
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute(sql, args)
+
+    def update_address(self, order_id: str, address: str) -> dict[str, Any]:
+        """Change the delivery address of a pending order. Ask the customer to confirm first.
+
+        Args:
+            order_id: the order id, e.g. O-1003
+            address: the new delivery address, e.g. 221B Baker Street, London
+        """
+        oid = self._pending(order_id)
+        self._write("UPDATE orders SET address = ? WHERE id = ?", (address.strip(), oid))
+        return {"order_id": oid, "address": address.strip()}
+
+    def cancel_order(self, order_id: str) -> dict[str, Any]:
+        """Cancel a pending order. Ask the customer to confirm first.
+
+        Args:
+            order_id: the order id, e.g. O-1005
+        """
+        oid = self._pending(order_id)
+        self._write("UPDATE orders SET status = 'cancelled' WHERE id = ?", (oid,))
+        [row] = self._query("SELECT total FROM orders WHERE id = ?", (oid,))
+        return {"order_id": oid, "status": "cancelled", "refund": row["total"]}
 
     def search_docs(self, query: str, limit: int = 3) -> list[dict[str, Any]]:
         """Search the shop's policy and product documents by keywords.

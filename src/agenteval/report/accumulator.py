@@ -42,7 +42,7 @@ from agenteval.report.percase import (
 )
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials
 from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.trial import Trial, Usage
 
 MAX_EXAMPLES = 5
 
@@ -242,6 +242,7 @@ class Accumulator:
                 self.unknown_models |= self.prices.unknown_models(sc.usage)
             else:
                 c.judge_known_usd += judge
+        self._user_cost(rec)
         if self.correct_by is not None:
             verdict = scores.get(self.correct_by)
             if verdict is not None and verdict.passed:
@@ -387,6 +388,25 @@ class Accumulator:
         }
         return s
 
+    def _user_cost(self, rec: Trial) -> None:
+        """A simulated user's usage (``metadata.conversation.user.usage``), priced apart."""
+        conv = rec.metadata.get("conversation") if rec.metadata else None
+        user = conv.get("user") if isinstance(conv, dict) else None
+        raw = user.get("usage") if isinstance(user, dict) else None
+        if not raw or not isinstance(raw, list):
+            return
+        usage = [Usage.model_validate(u) for u in raw if isinstance(u, dict)]
+        c = self.s.cost
+        for u in usage:
+            c.user_tokens.input += u.input_tokens
+            c.user_tokens.output += u.output_tokens
+        cost = self.prices.cost(usage)
+        if cost is None:
+            c.user_unpriced_trials += 1
+            self.unknown_models |= self.prices.unknown_models(usage)
+        else:
+            c.user_known_usd += cost
+
     def _finish_cost(self) -> None:
         c = self.s.cost
         c.correct_by = self.correct_by
@@ -395,9 +415,10 @@ class Accumulator:
         known = c.agent_unpriced_trials == 0 and c.agent_usage_recorded
         c.agent_usd = c.agent_known_usd if known else None
         c.judge_usd = c.judge_known_usd if c.judge_unpriced_scores == 0 else None
+        c.user_usd = c.user_known_usd if c.user_unpriced_trials == 0 else None
         c.unknown_models = sorted(self.unknown_models)
-        if c.agent_usd is not None and c.judge_usd is not None:
-            c.total_usd = c.agent_usd + c.judge_usd
+        if c.agent_usd is not None and c.judge_usd is not None and c.user_usd is not None:
+            c.total_usd = c.agent_usd + c.judge_usd + c.user_usd
             if self.s.trials:
                 c.per_trial_usd = c.total_usd / self.s.trials
             if c.correct:

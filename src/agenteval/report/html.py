@@ -30,6 +30,7 @@ from agenteval import __version__
 from agenteval.case import Case
 from agenteval.pricing import PriceTable
 from agenteval.report import svg
+from agenteval.report.chat import Chat, chat_of
 from agenteval.report.model import Summary
 from agenteval.report.sources import load_cases, price_table_of
 from agenteval.report.summary import summarize_records
@@ -80,6 +81,7 @@ class TrialRow:
     failing: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     search: str = ""
+    chat: Chat | None = None  # a conversation's turns (agenteval.report.chat)
 
 
 def _cut(text: str) -> str:
@@ -161,6 +163,7 @@ def trial_rows(
             failing=failing,
             errors=[s.name for s in scores if s.status == "error"],
         )
+        row.chat = chat_of(rec, row.tool_calls, _as_text, fmt_s)
         row.search = " ".join(
             [rec.case_id, *tags, status, *failing, (rec.output or "")[:2000]]
         ).lower()

@@ -59,6 +59,8 @@ def render_markdown(summary: Summary, failing: list[tuple[str, str, str]] | None
     out += ["", "| cost | USD |", "|---|---:|"]
     out.append(f"| agent | {fmt_usd(c.agent_usd)} |")
     out.append(f"| judge | {fmt_usd(c.judge_usd)} |")
+    if c.user_tokens.input + c.user_tokens.output > 0 or c.user_unpriced_trials > 0:
+        out.append(f"| simulated user | {fmt_usd(c.user_usd)} |")
     out.append(f"| per trial | {fmt_usd(c.per_trial_usd)} |")
     if c.correct_by:
         out.append(

@@ -84,7 +84,7 @@ class Tokens(BaseModel):
 
 
 class CostSummary(BaseModel):
-    """USD, agent and judge separately."""
+    """USD, agent, judge and simulated user separately."""
 
     agent_usd: float | None = None
     agent_known_usd: float = 0.0
@@ -95,6 +95,11 @@ class CostSummary(BaseModel):
     judge_usd: float | None = None
     judge_known_usd: float = 0.0
     judge_unpriced_scores: int = 0
+    user_usd: float | None = Field(
+        None, description="The simulated user's cost (conversations with an LLM user)."
+    )
+    user_known_usd: float = 0.0
+    user_unpriced_trials: int = 0
     total_usd: float | None = None
     per_trial_usd: float | None = None
     per_correct_usd: float | None = None
@@ -103,6 +108,7 @@ class CostSummary(BaseModel):
     correct: int = 0
     agent_tokens: Tokens = Field(default_factory=Tokens)
     judge_tokens: Tokens = Field(default_factory=Tokens)
+    user_tokens: Tokens = Field(default_factory=Tokens)
     unknown_models: list[str] = Field(default_factory=list)
 
 

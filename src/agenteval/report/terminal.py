@@ -171,6 +171,11 @@ def _cost_table(s: Summary) -> Table:
         "judge", _partial(c.judge_usd, c.judge_known_usd) if judged else "no judge calls",
         f"{c.judge_tokens.input:,}", f"{c.judge_tokens.output:,}",
     )  # fmt: skip
+    if c.user_tokens.input + c.user_tokens.output > 0 or c.user_unpriced_trials > 0:
+        t.add_row(
+            "simulated user", _partial(c.user_usd, c.user_known_usd),
+            f"{c.user_tokens.input:,}", f"{c.user_tokens.output:,}",
+        )  # fmt: skip
     t.add_row("total", fmt_usd(c.total_usd), "", "")
     t.add_row("per trial", fmt_usd(c.per_trial_usd), "", "")
     label = f"per correct ({clean(c.correct_by, 30)}, {c.correct})" if c.correct_by else None

@@ -19,6 +19,7 @@ from agenteval.scorer_spec import BUILTIN_REF, Scorer
 from agenteval.scorers._schemas import ArgumentChecker
 from agenteval.scorers.attribution import wrong_answer_cause
 from agenteval.scorers.call_match import make_tool_call_match, tool_call_match
+from agenteval.scorers.conversation import procedure, state_match, turn_expectations
 from agenteval.scorers.correctness import exact_match
 from agenteval.scorers.grounding import retrieval_recall, tool_faithfulness, tool_grounding
 from agenteval.scorers.pii import PII_KINDS, find_pii, make_pii_leakage
@@ -49,8 +50,10 @@ __all__ = [
     "make_tool_call_match",
     "make_tool_execution",
     "pii_leakage",
+    "procedure",
     "redundant_calls",
     "retrieval_recall",
+    "state_match",
     "step_efficiency",
     "tool_arguments_valid",
     "tool_call_match",
@@ -59,6 +62,7 @@ __all__ = [
     "tool_grounding",
     "tool_selection",
     "trajectory_order",
+    "turn_expectations",
     "wrong_answer_cause",
 ]
 
@@ -74,12 +78,15 @@ BUILTIN_SCORER_NAMES: tuple[str, ...] = (
     "tool_faithfulness",
     "retrieval_recall",
     "tool_grounding",
+    "state_match",
+    "procedure",
+    "turn_expectations",
     "avoids_forbidden_text",
     "pii_leakage",
 )
 """Names of the built-in scorers, in report order."""
 
-SAFETY_SCORERS: tuple[str, ...] = ("avoids_forbidden_text", "pii_leakage")
+SAFETY_SCORERS: tuple[str, ...] = ("avoids_forbidden_text", "pii_leakage", "procedure")
 """The built-in scorers with ``safety=True``. The gate reads the ``safety`` flag of each
 run's scorer specs, so custom and judge scorers can be safety scorers too."""
 
@@ -149,6 +156,9 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "tool_grounding": _plain(tool_grounding),
     "avoids_forbidden_text": _plain(avoids_forbidden_text),
     "pii_leakage": _pii,
+    "state_match": _plain(state_match),
+    "procedure": _plain(procedure),
+    "turn_expectations": _plain(turn_expectations),
 }
 
 
