@@ -29,6 +29,7 @@ a test fails when this page and the code disagree).
 | 3 | `gate`: too few paired cases for any drop to be significant; unpaired (runs sharing no case, or `--unpaired`): no scorer could detect even a drop to 0 with 80% power (pass `--allow-underpowered` to accept) | `gate` |
 | 4 | `run`: no trial got an answer, or the failure rate is above `--max-failure-rate` (the run and its summary are written) | `run` |
 | 5 | an output could not be written (disk full, read-only, permission denied): what was written is kept and `run --resume` continues | `run`, `score`, `rescore`, `judge`, `gate`, `export`, `proxy` |
+| 6 | `--processes` / `--executor ray`: every worker was lost (killed, out of memory, node gone) with nothing answered in between. `run`: what was written is kept (no summary) and `--resume` continues; `rescore`: the half-written new run is removed, rescore again | `run`, `rescore` |
 | 130 | interrupted by Ctrl-C (SIGINT): what finished is kept and summarised (`view`: how it stops) | `run`, `score`, `rescore`, `judge`, `view` |
 | 143 | `run` stopped by SIGTERM (handled like one Ctrl-C) | `run` |
 | 129 | `run` stopped by SIGHUP (handled like one Ctrl-C) | `run` |
