@@ -267,3 +267,24 @@ def test_auto_port_is_printed_exported_and_recorded(tmp_path: Path, cli: Any) ->
     settings = json.loads((tmp_path / "runs/r/run.json").read_text())["settings"]
     assert settings["otlp_receiver"] == m.group(1) + "/v1/traces"
     assert stats(proc.stderr) == {"spans": 0, "unknown": 0, "late": 0, "refused": 0}
+
+
+def test_conversation_turns_share_the_trials_trace(tmp_path: Path, cli: Any, service: Any) -> None:
+    """A scripted two-turn conversation: every turn's request carries the trial's one
+    traceparent, and the spans of both turns become the trial's four calls."""
+    svc = service()
+    cases = [
+        {"id": "two-turns", "turns": ["How many orders has Ada?", "How many orders has Grace?"]},
+        case("alan", "Alan"),
+    ]
+    trials, proc = run(tmp_path, cli, svc, cases, endpoint=True)
+    t = trials["two-turns"]
+    calls = t["tool_calls"]
+    assert [c["name"] for c in calls] == ["find_customer", "count_orders"] * 2
+    assert [c["arguments"] for c in calls[::2]] == [{"name": "Ada"}, {"name": "Grace"}]
+    assert t["output"] == "Grace has 24 orders"
+    assert t["metadata"]["trajectory_source"] == "otlp"
+    assert t["metadata"]["otlp_spans"] == 12
+    assert len(t["metadata"]["conversation"]["turns"]) == 2
+    check_found(trials["alan"], "Alan")
+    assert stats(proc.stderr) == {"spans": 18, "unknown": 0, "late": 0, "refused": 0}

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
@@ -73,6 +73,11 @@ class ConversationAgent:
                 await self.user.close()
         finally:
             await self.inner.close()
+
+    async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
+        """The inner agent's ``settle`` (late spans of ``--otlp-receiver``), once per trial."""
+        settle = getattr(self.inner, "settle", None)
+        return out if settle is None else cast("AgentOutput | None", await settle(rec, out))
 
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """One trial: a plain call, or a whole conversation (module docstring)."""
@@ -181,13 +186,16 @@ class _Conversation:
             }
         )
         turn_rec = Recorder()
+        turn_rec.trace = self.rec.trace  # every turn in the trial's one trace (traceparent)
         start = len(self.calls)
         t0 = time.perf_counter()
         try:
             out = await self.owner.inner.run(turn_case, self.repeat, turn_rec)
         except BaseException:
+            self.rec.trace = self.rec.trace or turn_rec.trace
             self._merge(turn_rec, turn_rec.tool_calls, turn_rec.messages, text, None)
             raise
+        self.rec.trace = self.rec.trace or turn_rec.trace  # the first turn's adapter opened it
         calls = out.tool_calls if out.tool_calls is not None else turn_rec.tool_calls
         transcript = out.messages if out.messages is not None else turn_rec.messages
         self._merge(turn_rec, calls, transcript, text, out.output)

@@ -46,7 +46,7 @@ class ReceiverAgent:
         self.inner = inner
         self.receiver = receiver
         self.wait_s = wait_s
-        self._boxes: dict[int, TraceBox] = {}  # id(Recorder) → its trial's spans
+        self._boxes: dict[str, TraceBox] = {}  # trace id → its trial's spans
 
     def describe(self) -> dict[str, Any]:
         """The inner agent's description (the receiver is a run setting, not the agent)."""
@@ -66,13 +66,14 @@ class ReceiverAgent:
 
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """Open the trial's trace, then run the inner agent (its requests carry it)."""
-        ctx = rec.trace = TraceContext.new()
-        self._boxes[id(rec)] = self.receiver.expect(ctx)
+        ctx = rec.trace = rec.trace or TraceContext.new()  # a conversation's turns share it
+        if ctx.trace_id not in self._boxes:
+            self._boxes[ctx.trace_id] = self.receiver.expect(ctx)
         return await self.inner.run(case, repeat, rec)
 
     async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
         """After the trial: wait for late spans (answered trials only) and merge them."""
-        box = self._boxes.pop(id(rec), None)
+        box = self._boxes.pop(rec.trace.trace_id, None) if rec.trace is not None else None
         if box is None:
             return out
         try:
