@@ -38,13 +38,13 @@ def test_traces_page_commands_run_and_print_what_it_shows(tmp_path: Path, cli: A
             ran += 1
     assert ran == 10
     for shown in (
-        "exported 30 traces (77 spans) to week47.jsonl",
-        "import-traces: 77 spans, 30 invocations; 30 trials of 30 cases",
+        "exported 34 traces (91 spans) to week47.jsonl",
+        "import-traces: 91 spans, 34 invocations; 34 trials of 34 cases",
         "verdict: BLOCKED",
         "import-traces: 44 spans, 5 invocations; 5 trials of 5 cases",
         "import-traces: left out: 2 --where",
         "import-traces: 44 spans, 5 invocations; 3 trials of 3 cases",
-        "exported 30 traces (77 spans) to careful.jsonl",
+        "exported 34 traces (91 spans) to careful.jsonl",
     ):
         assert shown in out, shown
     assert (tmp_path / "runs" / "prod-rescored" / "run.json").is_file()

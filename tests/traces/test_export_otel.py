@@ -58,7 +58,7 @@ def test_demo_runs_round_trip_with_the_same_trajectories_and_scores(
         f = tmp_path / f"{name}.jsonl"
         e = cli("export-otel", demo / "runs" / name, "--file", f)
         assert e.returncode == 0, e.stderr
-        assert e.stdout.startswith("exported 30 traces (") and str(f) in e.stdout
+        assert e.stdout.startswith("exported 34 traces (") and str(f) in e.stdout
         back = tmp_path / f"{name}-back"
         i = cli(
             "import-traces", f, "--out", back,

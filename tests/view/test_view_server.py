@@ -140,9 +140,34 @@ def test_compare_page_shows_the_gate_verdict(view: Viewer, tree: Path) -> None:
     assert re.search(r'class="cases newly-passing"><li><a href="/pair\?[^"]*case=c2">c2<', page)
 
 
-def test_compare_over_different_datasets_says_why(view: Viewer, tree: Path) -> None:
+def test_compare_runs_sharing_no_case_is_the_unpaired_gate(view: Viewer, tree: Path) -> None:
+    """As ``agenteval gate``: runs sharing no case are compared as two samples, and the
+    page says so."""
+    expected = compare_runs(tree / "a" / "base", tree / "big")
+    assert expected.mode == "unpaired"
     page = view.get("/compare?a=a/base&b=big")[2].decode()
-    assert "No verdict" in page and "the runs are over different datasets" in page
+    assert "No verdict" not in page
+    assert f'<span id="verdict-word">{expected.verdict}</span>' in page
+    assert '<p id="mode">Unpaired: ' in page and "share no case id" in page
+    em = next(c for c in expected.scorers if c.scorer == "exact_match")
+    assert f"{em.baseline_n} / {em.candidate_n}" in page
+
+
+def test_compare_over_different_datasets_says_why(tmp_path: Path) -> None:
+    """Shared cases over a changed dataset: no verdict, the reason, and the way to get one."""
+    from _tree import viewer
+
+    tree = build_tree(tmp_path / "runs")
+    run_json = tree / "a" / "cand" / "run.json"
+    header = json.loads(run_json.read_text())
+    header["dataset"]["sha256"] = "another-dataset"
+    run_json.write_text(json.dumps(header))
+    with viewer(tree) as v:
+        page = v.get("/compare?a=a/base&b=a/cand")[2].decode()
+        assert "No verdict" in page and "the runs are over different datasets" in page
+        assert "allow_dataset_change=1" in page
+        page = v.get("/compare?a=a/base&b=a/cand&allow_dataset_change=1")[2].decode()
+        assert "No verdict" not in page and 'id="verdict-word"' in page
 
 
 def test_trials_endpoint_filters_and_pages(view: Viewer) -> None:

@@ -13,7 +13,9 @@ Each trial is one trace (OTel GenAI semantic conventions):
   ``gen_ai.agent.name``, ``gen_ai.input.messages`` (the case input),
   ``gen_ai.output.messages`` (the answer; left out when there is none),
   ``gen_ai.tool.definitions`` (the tools offered), ``agenteval.case.id``,
-  ``agenteval.repeat`` and ``agenteval.run.id``; a failed trial has status ERROR with
+  ``agenteval.repeat``, ``agenteval.run.id`` and, for a conversation or a stateful case,
+  ``agenteval.trial.metadata`` (JSON: the trial's ``conversation``, ``state`` and
+  ``state_error``, which ``import-traces`` restores); a failed trial has status ERROR with
   ``"<cause>: <message>"`` and ``error.type = <cause>``;
 - one ``chat {model}`` child span per model of ``trial.usage`` with
   ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.usage.input_tokens`` and
@@ -66,6 +68,11 @@ class ExportStats:
 
     traces: int = 0
     spans: int = 0
+
+
+TRIAL_METADATA = "agenteval.trial.metadata"
+"""Root span attribute: the trial metadata the scorers need and spans cannot express."""
+ROUND_TRIP_METADATA = ("conversation", "state", "state_error")
 
 
 def _ns(t: datetime) -> int:
@@ -197,6 +204,9 @@ def _trial_spans(
         "agenteval.case.id": trial.case_id,
         "agenteval.repeat": trial.repeat,
     }
+    kept = {k: trial.metadata[k] for k in ROUND_TRIP_METADATA if k in trial.metadata}
+    if kept:  # what the conversation scorers read: the turns, the final state
+        attrs[TRIAL_METADATA] = _json(kept)
     msgs = _messages(case)
     if msgs:
         attrs["gen_ai.input.messages"] = _json(msgs)

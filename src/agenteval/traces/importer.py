@@ -41,6 +41,7 @@ the input files, and a larger rate keeps a superset.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -185,6 +186,20 @@ def _by_root(u: Unit) -> list[list[SpanRecord]]:
     return out
 
 
+def _exported_metadata(root: SpanRecord) -> dict[str, Any]:
+    """The trial metadata ``export-otel`` put on the root span (``agenteval.trial.metadata``:
+    a conversation's turns, the final database state), restored so the conversation
+    scorers see what they saw in the run; anything else in it is ignored."""
+    raw = root.attributes.get("agenteval.trial.metadata")
+    try:
+        got = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return {}
+    if not isinstance(got, dict):
+        return {}
+    return {k: got[k] for k in ("conversation", "state", "state_error") if k in got}
+
+
 def unit_trial(u: Unit) -> tuple[Any, Trial]:
     """``(input or None, trial)`` for one unit; ``case_id`` is set by the caller."""
     missing: list[str] = []
@@ -227,6 +242,7 @@ def unit_trial(u: Unit) -> tuple[Any, Trial]:
         meta["invocations"] = len(u.roots)
     if missing:
         meta[NOT_RECORDED] = missing
+    meta.update(_exported_metadata(u.root))
     trial = Trial(
         case_id="-",
         output=output,
