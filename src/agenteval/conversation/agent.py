@@ -82,6 +82,14 @@ class ConversationAgent:
         finally:
             await self.inner.close()
 
+    async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
+        """The inner agent's ``settle`` (late OTLP spans,
+        :mod:`agenteval.traces.receiver_agent`), for a trial that was one plain call with
+        ``rec``. A conversation's turns each have their own recorder: the receiver does
+        not attribute spans to them (docs/conversations.md, Limits)."""
+        settle = getattr(self.inner, "settle", None)
+        return out if settle is None else await settle(rec, out)
+
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """One trial: a plain call, or a whole conversation (module docstring)."""
         if not case.conversational and case.initial_state is None:
