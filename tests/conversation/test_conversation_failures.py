@@ -90,6 +90,12 @@ def test_agent_raising_in_turn_two_keeps_the_turns_the_calls_and_the_state(
     # what was done was done: the call of the failed turn is checked against its message
     assert scores["procedure"]["status"] == "failed"
     assert "call #2 increment in turn 2 after user message" in scores["procedure"]["reason"]
+    from agenteval.report import write_html
+
+    write_html(run.run_dir, tmp_path / "report.html")  # the chat marks where it broke
+    html = (tmp_path / "report.html").read_text()
+    assert "Conversation (2 turns, ended: failed)" in html
+    assert html.count("The agent failed in this turn") == 1
     summary = run.summary
     assert summary["failed"] == 1 and summary["failures"]["by_cause"]["agent_error"]["count"] == 1
 
