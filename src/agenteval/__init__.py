@@ -28,6 +28,7 @@ from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 if TYPE_CHECKING:
     from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
     from agenteval.benchmarks import benchmark
+    from agenteval.conversation.users import llm_user
     from agenteval.evaluate import Run, aevaluate, evaluate
     from agenteval.judge import Judge, JudgeConfig, load_rubric
     from agenteval.scorers import builtin_scorers
@@ -45,6 +46,7 @@ _LAZY = {
     "JudgeConfig": "agenteval.judge",
     "load_rubric": "agenteval.judge",
     "benchmark": "agenteval.benchmarks",
+    "llm_user": "agenteval.conversation.users",
 }
 
 __all__ = [
@@ -74,6 +76,7 @@ __all__ = [
     "builtin_scorers",
     "evaluate",
     "inconclusive",
+    "llm_user",
     "load_rubric",
     "normalize_result",
     "not_applicable",

@@ -76,6 +76,25 @@ def _as_agent(agent: AgentLike, capture: str = "auto", capture_proxy: str | None
     raise InputError(f"agent must be an Agent, 'module:function' or a callable, got {agent!r}")
 
 
+def _with_user(agent: Agent, user: Any) -> Agent:
+    """``agent`` with the simulated user ``user`` (``evaluate(user=...)``) for the cases
+    with a ``user`` block: the same wrapping as ``agenteval run --user``."""
+    from agenteval.conversation.agent import ConversationAgent
+    from agenteval.conversation.users import as_user
+
+    simulated = as_user(user)
+    if simulated is None:
+        return agent
+    if isinstance(agent, ConversationAgent):
+        if agent.user is not None:
+            raise InputError(
+                "the agent is a ConversationAgent with its own simulated user: give the user once",
+                field="user",
+            )
+        agent = agent.inner
+    return ConversationAgent(agent, simulated)
+
+
 @contextlib.contextmanager
 def _dataset_file(dataset: DatasetLike) -> Iterator[Path]:
     """The dataset as a file: the path given, or the cases written to a temporary JSONL
@@ -119,6 +138,7 @@ async def aevaluate(
     processes: int | None = None,
     executor: Any | None = None,
     capture_proxy: str | None = None,
+    user: Any | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
     from agenteval.report.finish import finish_run
@@ -183,6 +203,7 @@ def evaluate(
     processes: int | None = None,
     executor: Any | None = None,
     capture_proxy: str | None = None,
+    user: Any | None = None,
 ) -> Run:
     """Run ``agent`` over ``dataset``, score every trial, and return the run.
 
@@ -223,6 +244,13 @@ def evaluate(
     is not, before the run starts); an agent ``"module:make_agent"`` whose function takes
     no parameters is a factory, called once per worker (docs/scale.md). Every worker lost:
     :class:`agenteval.executors.driver.WorkersLostError` (what was written is kept).
+
+    ``user`` plays the user of the cases with a ``user`` block (docs/conversations.md),
+    as ``agenteval run --user``/``--user-endpoint`` do: a ``"module:function"`` string or a
+    callable ``fn(user, history)`` returning the next message or None, or an LLM user from
+    :func:`agenteval.llm_user`. ``run.json`` records it under ``agent.user``, as the CLI
+    does. With ``processes``/``executor`` it must be picklable (a module-level function;
+    an InputError before the run starts otherwise).
 
     Safe to call from inside a running event loop (a notebook): the evaluation then runs on
     its own loop in a helper thread. Use :func:`aevaluate` to stay on your loop.
@@ -270,6 +298,7 @@ _OPTIONS = (
     "processes",
     "executor",
     "capture_proxy",
+    "user",
 )
 
 
@@ -296,6 +325,7 @@ def _session(
     processes: int | None = None,
     executor: Any | None = None,
     capture_proxy: str | None = None,
+    user: Any | None = None,
 ) -> Session:
     from agenteval.executors import resolve as resolve_executor
 
@@ -309,7 +339,7 @@ def _session(
         prices = PriceTable.default().to_dict()
     return Session(
         dataset=dataset,
-        agent=_as_agent(agent, capture, capture_proxy),
+        agent=_with_user(_as_agent(agent, capture, capture_proxy), user),
         scorers=build_scorer_set(config),
         out=out_path,
         settings=RunSettings(concurrency=concurrency, timeout_s=timeout, repeats=repeats),

@@ -122,7 +122,7 @@ def _trial_from(
     tool_calls = rec.tool_calls
     tools = None
     messages = rec.messages
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = dict(rec.metadata)  # kept when the agent failed
     output = None
     if out is not None:
         output = out.output

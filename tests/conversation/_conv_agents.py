@@ -9,7 +9,8 @@
 - ``slow_second_turn``: like ``remembering``, but turn 1 (0-based) of case ``slow`` sleeps
   ``CONV_SLEEP`` seconds after touching ``CONV_MARK`` (to be killed mid-conversation).
 - users: ``polite`` (three messages, then the stop phrase), ``silent`` (ends at once with
-  None), ``broken`` (raises), ``chatty`` (never stops).
+  None), ``broken`` (raises), ``breaks_later`` (an opening message, then raises),
+  ``chatty`` (never stops).
 """
 
 from __future__ import annotations
@@ -102,6 +103,12 @@ def silent(user: Any, history: list[dict[str, Any]]) -> str | None:
 
 def broken(user: Any, history: list[dict[str, Any]]) -> str | None:
     raise RuntimeError("the user script broke")
+
+
+def breaks_later(user: Any, history: list[dict[str, Any]]) -> str | None:
+    if not history:
+        return "hello"
+    raise RuntimeError("the user script broke after the agent's first answer")
 
 
 def chatty(user: Any, history: list[dict[str, Any]]) -> str | None:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from conv_support import env
 
@@ -104,3 +105,48 @@ def test_the_worked_example_gives_the_output_shown(tmp_path: Path) -> None:
         'call #1 close_ticket in turn 1 after user message "Please close my ticket T-2.",' in reason
     )
     assert "which does not match '^yes'" in DOC and "which does not match '^yes'" in reason
+
+
+def _shown_trial(marker: str) -> dict[str, Any]:
+    """The abridged trial block containing ``marker``, as JSON (``...`` elisions dropped)."""
+    block = next(b for b in _blocks("json") if marker in b)
+    return json.loads(block.replace(", ...}", "}"))
+
+
+def test_the_failed_conversation_shown_is_what_a_run_records(tmp_path: Path) -> None:
+    out = tmp_path / "crash"
+    r = subprocess.run(
+        [sys.executable, "-m", "agenteval", "run", "cases.yaml", "--agent", "agent:crashes",
+         "--user", "customer:reply", "--out", str(out)],
+        cwd=EXAMPLE, env=env({"CI": "1"}), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr  # one trial of two answered
+    lines = [json.loads(x) for x in (out / "trials.jsonl").read_text().splitlines()]
+    got = next(x for x in lines if x["case_id"] == "close-ticket")
+    shown = _shown_trial('"ended": "failed"')
+    for key in ("output", "tool_calls", "failure", "messages"):
+        assert got[key] == shown[key], key
+    conv, shown_conv = got["metadata"]["conversation"], shown["metadata"]["conversation"]
+    assert conv["id"].startswith("close-ticket/0/") and conv["ended"] == shown_conv["ended"]
+    assert conv["user"] == shown_conv["user"]
+    drop = {"latency_s"}  # timings differ from run to run
+    assert [{k: v for k, v in t.items() if k not in drop} for t in conv["turns"]] == [
+        {k: v for k, v in t.items() if k not in drop} for t in shown_conv["turns"]
+    ]
+    assert got["metadata"]["state"] == shown["metadata"]["state"]
+    for name, score in shown["scores"].items():
+        assert {k: got["scores"][name][k] for k in score} == score, name
+
+
+def test_the_library_example_prints_what_is_shown(tmp_path: Path) -> None:
+    code = next(b for b in _blocks("python") if 'user="customer:reply"' in b)
+    code = code.replace(
+        'user="customer:reply")', f'user="customer:reply", out={str(tmp_path / "r")!r})'
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=EXAMPLE, env=env(), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    shown = next(b for b in _blocks("") if b.startswith("1.0 {"))
+    assert r.stdout == shown

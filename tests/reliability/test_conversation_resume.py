@@ -1,5 +1,6 @@
 """A conversation cut by SIGKILL or Ctrl-C is never half-recorded; --resume runs it again
-whole, from its first turn (issue 18). Real ``agenteval`` subprocesses."""
+whole, from its first turn (issue 18). A conversation that failed keeps its turns so far
+and is recorded once. Real ``agenteval`` subprocesses."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def test_cut_conversation_is_rerun_whole_on_resume(tmp_path: Path, how: str) -> 
         tmp_path / "cases.jsonl",
         [
             {"id": "fast", "turns": ["a", "b"]},
+            {"id": "boom", "turns": ["p", "q", "r"]},
             {"id": "slow", "turns": ["x", "y", "z"]},
         ],
     )
@@ -58,9 +60,18 @@ def test_cut_conversation_is_rerun_whole_on_resume(tmp_path: Path, how: str) -> 
     lines = read_trials(out)  # every line whole
     recorded = {(t["case_id"], (t.get("failure") or {}).get("cause")) for t in lines}
     if how == "sigkill":
-        assert recorded == {("fast", None)}  # nothing of the cut conversation
+        assert recorded == {("fast", None), ("boom", "agent_error")}  # nothing of slow
     else:  # recorded as cancelled (kept for the report, dropped and re-run by --resume)
-        assert recorded == {("fast", None), ("slow", "cancelled")}
+        assert recorded == {("fast", None), ("boom", "agent_error"), ("slow", "cancelled")}
+        cut = next(t for t in lines if t["case_id"] == "slow")["metadata"]["conversation"]
+        assert cut["ended"] == "failed"  # what was said before the cut is on the line
+        assert [(t["user"], t.get("failed")) for t in cut["turns"]] == [("x", None), ("y", True)]
+    boom = next(t for t in lines if t["case_id"] == "boom")
+    assert boom["metadata"]["conversation"]["ended"] == "failed"
+    assert [t["output"] for t in boom["metadata"]["conversation"]["turns"]] == [
+        "answer to turn 0",
+        None,
+    ]
     first = [c for c in _calls(log) if c["case"] == "slow"]
     assert [c["turn"] for c in first] == [0, 1]
 
@@ -73,14 +84,17 @@ def test_cut_conversation_is_rerun_whole_on_resume(tmp_path: Path, how: str) -> 
     assert again.returncode == 0, again.stderr
     assert no_traceback([again.stdout, again.stderr, err])
     final = {t["case_id"]: t for t in read_trials(out)}
-    assert len(read_trials(out)) == 2  # one line per (case, repeat): no duplicate
+    assert len(read_trials(out)) == 3  # one line per (case, repeat): no duplicate
     slow = final["slow"]
     assert slow["failure"] is None
+    assert slow["metadata"]["conversation"]["ended"] == "script_end"
     assert [t["user"] for t in slow["metadata"]["conversation"]["turns"]] == ["x", "y", "z"]
+    assert final["boom"] == boom  # a failed trial is a result: kept, not run again
     # the resumed process ran the conversation from its first turn, under a new id
     rerun = [c for c in _calls(log) if c["case"] == "slow" and c["pid"] != first[0]["pid"]]
     assert [c["turn"] for c in rerun] == [0, 1, 2]
     assert {c["cid"] for c in rerun} != {c["cid"] for c in first}
     assert len({c["cid"] for c in rerun}) == 1
-    assert not [c for c in _calls(log) if c["case"] == "fast" and c["pid"] == rerun[0]["pid"]]
+    resumed = {c["case"] for c in _calls(log) if c["pid"] == rerun[0]["pid"]}
+    assert resumed == {"slow"}
     assert os.path.exists(out / "run.json")

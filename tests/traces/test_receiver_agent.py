@@ -11,6 +11,7 @@ import aiohttp
 
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.case import Case
+from agenteval.conversation.agent import ConversationAgent
 from agenteval.runner import run_one
 from agenteval.traces.receiver import MAX_BODY, OtlpReceiver
 from agenteval.traces.receiver_agent import ReceiverAgent
@@ -98,12 +99,15 @@ def trial(
     root: bool = True,
     usage: bool = False,
     timeout_s: float | None = None,
+    wrapped: bool = False,
 ) -> tuple[Trial, float, OtlpReceiver]:
     async def go() -> tuple[Trial, float, OtlpReceiver]:
         receiver = OtlpReceiver("127.0.0.1", 0)
         inner = Inner(receiver.traces_url, result, root)
         inner.usage = usage
-        agent = ReceiverAgent(inner, receiver, wait_s)
+        agent: Any = ReceiverAgent(inner, receiver, wait_s)
+        if wrapped:  # as every run's Session wraps it (agenteval.conversation.agent)
+            agent = ConversationAgent(agent)
         await agent.start()
         try:
             t0 = time.monotonic()
@@ -129,6 +133,16 @@ def test_no_listed_calls_the_spans_calls_and_usage_are_the_trials() -> None:
     assert t.metadata["trajectory_source"] == "otlp"
     assert [(u.model, u.input_tokens, u.output_tokens) for u in t.usage] == [("m", 11, 5)]
     assert elapsed < 2  # the root span was in: no full --otlp-wait of 5 s
+
+
+def test_wrapped_as_a_run_wraps_it_the_spans_still_arrive() -> None:
+    """``agenteval run`` wraps every agent in a ConversationAgent: its ``settle`` must reach
+    the receiver's, or a single-turn trial loses the spans' calls (and a failed one too)."""
+    t, _, _ = trial(AgentOutput(output="a", tool_calls=[]), wrapped=True)
+    assert [c.name for c in t.tool_calls] == ["from_span"]
+    assert t.metadata["trajectory_source"] == "otlp" and t.metadata["otlp_spans"] == 2
+    t, _, _ = trial(AgentFailure("server_error", "HTTP 500"), wait_s=10, root=False, wrapped=True)
+    assert [c.name for c in t.tool_calls] == ["from_span"]
 
 
 def test_usage_the_response_reported_wins() -> None:

@@ -27,3 +27,11 @@ def answer(case):
     if said.startswith("Hello"):
         return "Hello! How can I help?"
     return "I can close your tickets."
+
+
+def crashes(case):
+    """answer(), but it crashes after closing the ticket, before it can reply."""
+    out = answer(case)
+    if isinstance(out, dict):
+        raise ConnectionError("lost the connection after closing the ticket")
+    return out

@@ -46,6 +46,9 @@ class Recorder:
     active_s: float = 0.0
     trace: TraceContext | None = None
     """The trial's W3C trace context; when set, HTTP requests carry its ``traceparent``."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """What a trial that fails keeps as its ``metadata`` (an answered trial records its
+    :attr:`AgentOutput.metadata` instead): e.g. a conversation's turns so far."""
 
     def add_usage(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
         """Add tokens for a model, merging with what that model already used."""

@@ -60,18 +60,16 @@ def user_from_args(args: argparse.Namespace) -> Any:
             )
     if args.user_retries < 0:
         raise InputError("must be at least 0", field="--user-retries")
-    from agenteval.conversation.users import LlmUser
-    from agenteval.http import RetryPolicy
-    from agenteval.judge.cache import default_cache_dir
+    from agenteval.conversation.users import llm_user
 
-    cache = None
-    if not args.no_user_cache:
-        cache = Path(args.user_cache) if args.user_cache else default_cache_dir().parent / "user"
-    return LlmUser(
+    cache: bool | Path = not args.no_user_cache
+    if cache and args.user_cache:
+        cache = Path(args.user_cache)
+    return llm_user(
         endpoint,
         model,
         api_key=key,
-        policy=RetryPolicy(max_retries=args.user_retries),
         temperature=args.user_temperature,
-        cache_dir=cache,
+        retries=args.user_retries,
+        cache=cache,
     )

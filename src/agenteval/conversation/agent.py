@@ -22,16 +22,21 @@ once, exactly as without it. Otherwise, for each trial:
 4. the final database is read into the trial and the turns are recorded
    (:mod:`agenteval.conversation.record`).
 
-A failure of the agent in any turn (timeout, HTTP error, exception) fails the whole trial
-with that cause, keeping the transcript and calls so far; the per-trial timeout
-(``--timeout``) bounds the whole conversation. Nothing of a trial is written before it
-ends, so a conversation cut by a crash is run again, whole, by ``--resume``.
+A failure of the agent in any turn (timeout, HTTP error, exception) or of the simulated
+user fails the whole trial with that cause. The trial keeps what happened before: the
+transcript and calls, ``metadata.conversation`` with ``ended: "failed"`` (the turn the
+agent failed in is recorded with ``failed: true`` and the calls it made), and the database
+as it was left (``metadata.state``; ``metadata.state_error`` when it cannot be read). The
+per-trial timeout (``--timeout``) bounds the whole conversation. Nothing of a trial is
+written before it ends, so a conversation cut by a crash is run again, whole, by
+``--resume``, as is one cancelled by Ctrl-C twice.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
@@ -41,6 +46,9 @@ from agenteval.trial import ToolCall
 
 if TYPE_CHECKING:
     from agenteval.conversation.users import SimulatedUser
+
+FAILED_SNAPSHOT_WAIT_S = 0.2
+"""How long a failed trial's snapshot waits for a lock another thread holds on its database."""
 
 USER_FAILURE = "user_simulator"
 """The failure cause of a trial whose simulated user failed (or was not given)."""
@@ -75,7 +83,9 @@ class ConversationAgent:
             await self.inner.close()
 
     async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
-        """The inner agent's ``settle`` (late spans of ``--otlp-receiver``), once per trial."""
+        """The inner agent's ``settle`` (late OTLP spans,
+        :mod:`agenteval.traces.receiver_agent`), once per trial: every turn of a
+        conversation runs in the trial's one trace, so its spans are the trial's."""
         settle = getattr(self.inner, "settle", None)
         return out if settle is None else cast("AgentOutput | None", await settle(rec, out))
 
@@ -84,13 +94,30 @@ class ConversationAgent:
         if not case.conversational and case.initial_state is None:
             return await self.inner.run(case, repeat, rec)
         with trial_database(case.initial_state) as db:
-            if case.conversational:
-                out = await _Conversation(self, case, repeat, rec).run()
-            else:
-                out = await self.inner.run(case, repeat, rec)
+            try:
+                if case.conversational:
+                    out = await _Conversation(self, case, repeat, rec).run()
+                else:
+                    out = await self.inner.run(case, repeat, rec)
+            except BaseException:  # failed, timed out, cancelled: keep the state it left
+                if db is not None:
+                    rec.metadata.update(_failed_state(db))
+                raise
             if db is not None:
                 out.metadata = {**out.metadata, "state": snapshot(db)}
         return out
+
+
+def _failed_state(db: Path) -> dict[str, Any]:
+    """``{"state": snapshot}`` of a failed trial's database, or ``{"state_error": why}``
+    when it cannot be read now (e.g. a timed-out agent's thread still holds a write lock:
+    waited for briefly, since this runs on the event loop)."""
+    import sqlite3
+
+    try:
+        return {"state": snapshot(db, busy_timeout_s=FAILED_SNAPSHOT_WAIT_S)}
+    except (sqlite3.Error, OSError) as e:
+        return {"state_error": f"{type(e).__name__}: {e}"[:500]}
 
 
 class _Conversation:
@@ -143,26 +170,34 @@ class _Conversation:
         limit = len(case.turns) if case.turns is not None else case.user.max_turns  # type: ignore[union-attr]
         ended = "max_turns" if case.user is not None else "script_end"
         out: AgentOutput | None = None
-        for i in range(limit):
-            text = await self._next_user_message(i)
-            if text is None:
-                ended = "user_stop"
-                break
-            out = await self._turn(i, text)
-            if out.output is None:
-                ended = "no_answer"
-                break
-        conversation: dict[str, Any] = {"id": self.id, "ended": ended, "turns": self.turns}
-        if self.owner.user is not None and case.user is not None:
-            conversation["user"] = self._user_record()
+        try:
+            for i in range(limit):
+                text = await self._next_user_message(i)
+                if text is None:
+                    ended = "user_stop"
+                    break
+                out = await self._turn(i, text)
+                if out.output is None:
+                    ended = "no_answer"
+                    break
+        except BaseException:  # the trial fails: it keeps the turns so far
+            self.rec.metadata["conversation"] = self._record("failed")
+            raise
         last = out or AgentOutput(output=None)
         return AgentOutput(
             output=last.output,
             tool_calls=self.calls,
             tools=last.tools,
             messages=self.history,
-            metadata={**last.metadata, "conversation": conversation},
+            metadata={**last.metadata, "conversation": self._record(ended)},
         )
+
+    def _record(self, ended: str) -> dict[str, Any]:
+        """``metadata.conversation`` (:mod:`agenteval.conversation.record`)."""
+        conversation: dict[str, Any] = {"id": self.id, "ended": ended, "turns": self.turns}
+        if self.owner.user is not None and self.case.user is not None:
+            conversation["user"] = self._user_record()
+        return conversation
 
     def _user_record(self) -> dict[str, Any]:
         user = self.owner.user
@@ -194,23 +229,38 @@ class _Conversation:
         except BaseException:
             self.rec.trace = self.rec.trace or turn_rec.trace
             self._merge(turn_rec, turn_rec.tool_calls, turn_rec.messages, text, None)
+            self._add_turn(text, None, start, turn_rec, t0, failed=True)
             raise
         self.rec.trace = self.rec.trace or turn_rec.trace  # the first turn's adapter opened it
         calls = out.tool_calls if out.tool_calls is not None else turn_rec.tool_calls
         transcript = out.messages if out.messages is not None else turn_rec.messages
         self._merge(turn_rec, calls, transcript, text, out.output)
-        self.turns.append(
-            {
-                "user": text,
-                "output": out.output,
-                "calls": [start, len(self.calls)],
-                "usage": [u.model_dump() for u in turn_rec.usage],
-                "latency_s": round(time.perf_counter() - t0, 6),
-            }
-        )
+        self._add_turn(text, out.output, start, turn_rec, t0)
         if out.output is not None:
             self.visible.append({"role": "assistant", "content": out.output})
         return out
+
+    def _add_turn(
+        self,
+        text: str,
+        output: str | None,
+        start: int,
+        turn_rec: Recorder,
+        t0: float,
+        *,
+        failed: bool = False,
+    ) -> None:
+        """Record one turn; ``failed``: the agent failed in it (its calls so far kept)."""
+        turn: dict[str, Any] = {
+            "user": text,
+            "output": output,
+            "calls": [start, len(self.calls)],
+            "usage": [u.model_dump() for u in turn_rec.usage],
+            "latency_s": round(time.perf_counter() - t0, 6),
+        }
+        if failed:
+            turn["failed"] = True
+        self.turns.append(turn)
 
     def _merge(
         self,

@@ -6,7 +6,7 @@ the agent's last answer, ``tool_calls`` every call of every turn in order, ``usa
 agent's tool calls and results, its answers). ``metadata.conversation`` adds the turns::
 
     {"id": "refund-7/0/3f2a...",          # the conversation id the agent was given
-     "ended": "script_end",               # script_end | user_stop | max_turns | no_answer
+     "ended": "script_end",               # script_end | user_stop | max_turns | no_answer | failed
      "turns": [{"user": "...", "output": "...", "calls": [0, 2],   # trial.tool_calls[0:2]
                 "usage": [{"model": ..., "input_tokens": ..., "output_tokens": ...}],
                 "latency_s": 0.41}, ...],
@@ -15,7 +15,14 @@ agent's tool calls and results, its answers). ``metadata.conversation`` adds the
 and ``metadata.state`` the final database of a case with ``initial_state``
 (:func:`agenteval.conversation.state.snapshot`). Trials without these keys — every trial
 of a single-turn case, every run made before conversations existed — read as one turn
-(:func:`turns_of`). A trial that failed keeps its transcript and calls but not these keys.
+(:func:`turns_of`).
+
+A trial that failed (the agent raised or timed out in a turn, the simulated user failed,
+Ctrl-C twice) keeps both, as far as they got: ``ended`` is ``"failed"`` (the trial's
+``failure`` says why), the turn the agent failed in is recorded with ``"failed": true``,
+its ``output`` null and the calls it made before failing (so ``procedure`` sees them with
+that turn's user message), and ``metadata.state`` is the database as the trial left it
+(``metadata.state_error`` instead when it could not be read).
 """
 
 from __future__ import annotations
@@ -26,9 +33,10 @@ from typing import Any
 from agenteval.case import Case
 from agenteval.trial import ToolCall, Trial, Usage
 
-ENDINGS = ("script_end", "user_stop", "max_turns", "no_answer")
+ENDINGS = ("script_end", "user_stop", "max_turns", "no_answer", "failed")
 """Why a conversation ended: the script ran out, the user stopped (the stop phrase or
-no reply), the user's ``max_turns`` was reached, or the agent gave no answer."""
+no reply), the user's ``max_turns`` was reached, the agent gave no answer, or the trial
+failed (cut: the trial's ``failure`` says why)."""
 
 
 @dataclass(slots=True)

@@ -16,7 +16,8 @@ Each trial (each repeat of each case) gets a fresh copy in a temporary directory
 own, so concurrent trials never see each other's writes. When the trial ends, every table
 is read into the trial (:func:`snapshot`, recorded under ``metadata.state``) and the
 directory is deleted: ``state_match`` scores that snapshot, so ``agenteval rescore`` needs
-no database. Outside such a trial :func:`current_database` raises ``LookupError``.
+no database. A trial that fails keeps the snapshot of the database as it left it.
+Outside such a trial :func:`current_database` raises ``LookupError``.
 """
 
 from __future__ import annotations
@@ -73,15 +74,16 @@ def build(path: Path, state: InitialState) -> None:
                 db.execute(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', tuple(row.values()))
 
 
-def snapshot(path: Path) -> dict[str, Any]:
+def snapshot(path: Path, *, busy_timeout_s: float = 5.0) -> dict[str, Any]:
     """Every table of the database: ``{"tables": {name: {"columns": [...], "rows": [[...]]}}}``
     (rows in ``rowid`` order; a table over :data:`MAX_SNAPSHOT_ROWS` rows gets
-    ``"truncated": true``). Bytes values are recorded as hex text."""
+    ``"truncated": true``). Bytes values are recorded as hex text. Waits at most
+    ``busy_timeout_s`` for a write lock held elsewhere (``sqlite3.OperationalError``)."""
     import sqlite3
 
     uri = f"{path.resolve().as_uri()}?mode=ro"
     tables: dict[str, Any] = {}
-    with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+    with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)) as db:
         names = [
             r[0]
             for r in db.execute(

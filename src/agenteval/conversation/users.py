@@ -23,6 +23,9 @@ conversation; a message containing the case's stop phrase (``user.stop``, defaul
 
 A user that fails (raises, or its endpoint fails after its retries) fails the trial with
 cause ``user_simulator``.
+
+Library use: ``evaluate(..., user=...)`` takes what :func:`as_user` accepts — a
+``"module:function"`` string, a callable, or :func:`llm_user` (``agenteval.llm_user``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import contextlib
 import copy
 import inspect
 import json
+import pickle
 import random
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,6 +42,7 @@ from typing import Any, Protocol
 from agenteval._imports import load_callable
 from agenteval.agents.base import Recorder
 from agenteval.conversation.spec import UserSpec
+from agenteval.errors import InputError
 from agenteval.http import HttpClient, RetryPolicy
 from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
 
@@ -67,6 +72,7 @@ class PythonUser:
     """A Python function as the simulated user (see the module docstring)."""
 
     def __init__(self, target: str | Any) -> None:
+        self._ref = isinstance(target, str)
         if isinstance(target, str):
             self.target = target
             self.fn = load_callable(target, what="simulated user", option="--user")
@@ -75,6 +81,16 @@ class PythonUser:
             self.target = f"{getattr(target, '__module__', '?')}:" + getattr(
                 target, "__qualname__", type(target).__name__
             )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (for worker processes) as its ``module:function`` path when it was given
+        one and it names a function or class: each worker imports it again (a
+        ``file.py:fn`` target too, which a worker knows only once it imported the file).
+        Otherwise the callable itself is pickled (a module-level function by reference; a
+        lambda or nested function cannot be: :func:`check_sendable` says so first)."""
+        plain = inspect.isfunction(self.fn) or inspect.isclass(self.fn) or inspect.ismethod(self.fn)
+        ref = self.target if self._ref and plain else self.fn
+        return (PythonUser, (ref,))
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "python", target}``."""
@@ -99,6 +115,78 @@ class PythonUser:
                 " or None"
             )
         return result
+
+
+def as_user(user: Any) -> SimulatedUser | None:
+    """The simulated user ``evaluate(user=...)`` describes: None; an object with ``reply``,
+    ``describe``, ``start`` and ``close`` (:func:`llm_user`, :class:`PythonUser`) as it is;
+    a ``"module:function"`` string or a callable ``fn(user, history)`` as a
+    :class:`PythonUser` (what ``--user module:function`` builds). InputError otherwise."""
+    if user is None:
+        return None
+    if all(callable(getattr(user, m, None)) for m in ("reply", "describe", "start", "close")):
+        return user  # type: ignore[no-any-return]
+    if isinstance(user, str) or callable(user):
+        return PythonUser(user)
+    raise InputError(
+        "must be 'module:function', a callable fn(user, history) or a simulated user such as"
+        f" agenteval.llm_user(...), got {type(user).__name__}",
+        field="user",
+    )
+
+
+def check_sendable(user: SimulatedUser) -> None:
+    """InputError (one line) when ``user`` cannot be pickled to worker processes."""
+    try:
+        pickle.dumps(user, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # pickle raises TypeError, AttributeError, PicklingError...
+        desc = user.describe()
+        name = desc.get("target") or desc.get("model") or type(user).__name__
+        detail = " ".join(str(e).split())[:200]
+        raise InputError(
+            f"the simulated user '{name}' cannot be sent to worker processes"
+            f" ({type(e).__name__}: {detail}); give a module-level function or its"
+            " 'module:function' path, or run without processes"
+        ) from None
+
+
+def default_user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/agenteval/user`` (``~/.cache/agenteval/user``): the CLI's default."""
+    from agenteval.judge.cache import default_cache_dir
+
+    return default_cache_dir().parent / "user"
+
+
+def llm_user(
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None = None,
+    temperature: float = 0.0,
+    retries: int = 4,
+    cache: bool | str | Path = False,
+) -> LlmUser:
+    """An LLM behind an OpenAI-compatible endpoint as the simulated user, for
+    ``evaluate(..., user=llm_user(...))``: what ``--user-endpoint URL --user-model NAME``
+    builds, recorded in ``run.json`` the same way (``agent.user``: kind, base URL, model,
+    temperature; never the key). ``retries`` per request (``--user-retries``); ``cache``:
+    False (the default) neither reads nor writes a reply cache, True uses the CLI's
+    (:func:`default_user_cache_dir`), a path that directory (``--user-cache DIR``)."""
+    if not isinstance(base_url, str) or not base_url:
+        raise InputError("must be a non-empty URL", field="base_url")
+    if not isinstance(model, str) or not model:
+        raise InputError("must be a non-empty model name", field="model")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise InputError(f"must be an integer of at least 0, got {retries!r}", field="retries")
+    cache_dir = default_user_cache_dir() if cache is True else Path(cache) if cache else None
+    return LlmUser(
+        base_url,
+        model,
+        api_key=api_key,
+        policy=RetryPolicy(max_retries=retries),
+        temperature=float(temperature),
+        cache_dir=cache_dir,
+    )
 
 
 SYSTEM_PROMPT = """\

@@ -191,6 +191,11 @@ def run_job_spec(
     Raises InputError naming the first part that cannot (before the run starts)."""
     from agenteval.executors import prepare
 
+    user = getattr(agent, "user", None)  # a ConversationAgent's simulated user
+    if user is not None:  # named apart, before the agent that holds it
+        from agenteval.conversation.users import check_sendable
+
+        check_sendable(user)
     job = RunJob(agent, scorers, judge, settings.timeout_s, settings.concurrency)
     target = agent.describe().get("target")
     parts: list[tuple[str, Any]] = [(f"the agent '{target or type(agent).__name__}'", agent)]

@@ -22,6 +22,7 @@ class ChatTurn:
     output: str | None
     latency: str
     calls: list[Any] = field(default_factory=list)  # the report's ToolRow objects
+    failed: bool = False  # the agent failed in this turn (the trial failed here)
 
 
 @dataclass(slots=True)
@@ -59,6 +60,7 @@ def chat_of(
                 output=text(output) if isinstance(output, str) else None,
                 latency=secs(float(latency) if isinstance(latency, int | float) else None),
                 calls=tool_rows[max(0, start) : max(0, end)],
+                failed=t.get("failed") is True,
             )
         )
     user = conv.get("user")

@@ -133,9 +133,12 @@ def state_match(case: Case, trial: Trial) -> Score:
 
     Numbers compare by value (``1``, ``1.0`` and ``true`` are equal, as SQLite stores
     them). The reason lists the first differences. Not applicable when the case has no
-    ``expected_state``, or when the agent never answered (a failed trial records no final
-    state); inconclusive when the trial carries no recorded state (e.g. the case has no
-    ``initial_state``, or the trial was recorded elsewhere).
+    ``expected_state``, or when the agent never answered: a failed trial is not judged,
+    even though it records the database as it left it (``metadata.state``, for
+    debugging): a conversation cut in the middle left an intermediate state, not a final
+    one, and the failure itself is what the run counts. Inconclusive when the trial
+    carries no recorded state (e.g. the case has no ``initial_state``, or the trial was
+    recorded elsewhere).
     """
     expected = case.expected_state
     if expected is None:
@@ -199,7 +202,8 @@ def procedure(case: Case, trial: Trial) -> Score:
     A rule whose tool is never called holds. A trial of a single-turn case is one turn
     whose user message is the case's input. The reason lists the violations. Not
     applicable when the case has no ``procedure``; calls of a failed trial are still
-    checked (what was done before it failed was done).
+    checked (what was done before it failed was done), each with the user message of the
+    turn it was made in, the turn the agent failed in included.
     """
     rules = case.procedure
     if not rules:
