@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -77,9 +78,13 @@ def test_phoenix_receives_the_export_and_gives_it_back(tmp_path: Path, cli: Any)
         run = demo / "runs" / "careful"
         e = cli("export-otel", run, "--otlp-endpoint", base)
         assert e.returncode == 0, e.stderr
+        m = re.match(r"exported (\d+) traces \((\d+) spans\)", e.stdout)
+        assert m, e.stdout
+        n_traces, n_spans = int(m.group(1)), int(m.group(2))
+        assert n_traces == sum(1 for _ in iter_trials(run))
         spans: list[Any] = []
         deadline = time.monotonic() + 30
-        while len(spans) < 77 and time.monotonic() < deadline:  # ingestion is asynchronous
+        while len(spans) < n_spans and time.monotonic() < deadline:  # ingestion is asynchronous
             time.sleep(0.5)
             spans, cursor = [], None
             while True:
@@ -89,9 +94,9 @@ def test_phoenix_receives_the_export_and_gives_it_back(tmp_path: Path, cli: Any)
                 cursor = page.get("next_cursor")
                 if not cursor:
                     break
-        assert len(spans) == 77
+        assert len(spans) == n_spans
         roots = [s for s in spans if s["parent_id"] is None]
-        assert len(roots) == 30 and {s["span_kind"] for s in roots} == {"AGENT"}
+        assert len(roots) == n_traces and {s["span_kind"] for s in roots} == {"AGENT"}
         names = {
             e["attributes"]["gen_ai.evaluation.name"]
             for s in roots

@@ -14,8 +14,9 @@ Each trial is one trace (OTel GenAI semantic conventions):
   ``gen_ai.output.messages`` (the answer; left out when there is none),
   ``gen_ai.tool.definitions`` (the tools offered), ``agenteval.case.id``,
   ``agenteval.repeat``, ``agenteval.run.id`` and, for a conversation or a stateful case,
-  ``agenteval.trial.metadata`` (JSON: the trial's ``conversation``, ``state`` and
-  ``state_error``, which ``import-traces`` restores); a failed trial has status ERROR with
+  ``agenteval.trial.json`` (JSON text: the trial's ``conversation``, ``state`` and
+  ``state_error``, which ``import-traces`` restores; not named ``*metadata``, which
+  Phoenix and other OpenInference backends parse and flatten); a failed trial has status ERROR with
   ``"<cause>: <message>"`` and ``error.type = <cause>``;
 - one ``chat {model}`` child span per model of ``trial.usage`` with
   ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.usage.input_tokens`` and
@@ -70,7 +71,7 @@ class ExportStats:
     spans: int = 0
 
 
-TRIAL_METADATA = "agenteval.trial.metadata"
+TRIAL_METADATA = "agenteval.trial.json"
 """Root span attribute: the trial metadata the scorers need and spans cannot express."""
 ROUND_TRIP_METADATA = ("conversation", "state", "state_error")
 
