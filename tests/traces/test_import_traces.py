@@ -251,6 +251,16 @@ def test_rescore_report_and_gate_work_on_an_imported_run(tmp_path: Path, cli: An
         (b"", "hold no spans"),
         (b'{"resourceSpans": 3}\n', "field 'resourceSpans': must be a list"),
         (b'{"hello": 1}\n{"hello": 2}\n', "resourceSpans': missing"),
+        # nested deeper than Python's JSON parser goes: one line, not a RecursionError
+        (b"[" * 100_000 + b"]" * 100_000, "bad.json:1: not JSON (nested too deeply)"),
+        (
+            b'{"resourceSpans": []}\n' + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+            "bad.json:2: not JSON (nested too deeply)",
+        ),
+        (
+            b'{"resourceSpans":\n' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            "bad.json: not JSON (nested too deeply)",
+        ),
     ],
 )
 def test_unusable_files_exit_2_with_one_line(
