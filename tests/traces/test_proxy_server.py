@@ -291,3 +291,44 @@ def test_odd_json_requests_and_responses_are_forwarded_unchanged() -> None:
             await runner.cleanup()
 
     run(main)
+
+
+def test_a_huge_response_is_forwarded_whole_but_read_only_up_to_a_limit() -> None:
+    """A gzip body that inflates to 512 MiB (a hostile or broken upstream): the client gets
+    the compressed bytes unchanged; the proxy, which decodes only to read, stops reading
+    at its limit instead of holding the whole inflated body in memory."""
+    import tracemalloc
+    import zlib
+
+    co = zlib.compressobj(6, zlib.DEFLATED, 31)
+    block = b" " * (1 << 20)
+    packed = b"".join([co.compress(block) for _ in range(512)] + [co.flush()])
+
+    async def handler(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(
+            body=packed, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        )
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", handler)
+        runner, base = await _serve(app)
+        proxy = await RecordingProxy(base).start()
+        tracemalloc.start()
+        try:
+            async with aiohttp.ClientSession(auto_decompress=False) as http:
+                with proxy.trial() as t:
+                    async with http.post(f"{t.base_url}/chat/completions", data=b"{}") as r:
+                        assert r.status == 200 and await r.read() == packed
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            await proxy.close()
+            await runner.cleanup()
+        assert peak < 200 << 20, f"peak {peak >> 20} MiB"
+        (call,) = t.calls
+        assert call.status == 200 and call.unparsed is not None
+        assert "not read" in call.unparsed
+
+    run(main)

@@ -12,8 +12,9 @@ final chunk's, present only when the agent asked for it with
 stream the ``response.completed`` event's), cached and reasoning token counts, and the
 tool calls the model requested (chat ``tool_calls``, assembled from the deltas of a
 stream; Responses ``function_call`` items). A response that cannot be read (not JSON, a
-broken event, an unknown encoding) is still forwarded unchanged; the call is recorded
-with ``unparsed`` saying why. An error response (status >= 400 with an ``error`` object)
+broken event, an unknown encoding, a body or pending event over :data:`READ_MAX` bytes
+once decoded) is still forwarded unchanged; the call is recorded with ``unparsed`` saying
+why. An error response (status >= 400 with an ``error`` object)
 records only its status.
 """
 
@@ -26,7 +27,11 @@ from typing import Any
 from agenteval.tooldefs import normalize_tool_def
 from agenteval.traces.proxy_records import ModelCall, RequestedCall, ToolOutput
 
-__all__ = ["ResponseReader", "read_request"]
+__all__ = ["READ_MAX", "ResponseReader", "read_request"]
+
+READ_MAX = 64 << 20
+"""The most bytes of a response (decoded) held for reading; a larger body, or stream event,
+is forwarded but not read (a gzip body may inflate a thousandfold)."""
 
 
 def _text(content: Any) -> Any:
@@ -107,12 +112,17 @@ class ResponseReader:
         """The next bytes of the body, as forwarded."""
         if self.problem is not None or self.api == "other":
             return
+        room = READ_MAX - len(self._buf)
         if self._inflate is not None:
             try:
-                chunk = self._inflate.decompress(chunk)
+                chunk = self._inflate.decompress(chunk, room + 1)
             except zlib.error as e:
                 self.problem = f"body does not decode: {e}"
                 return
+        if len(chunk) > room:
+            self.problem = f"over {READ_MAX >> 20} MiB decoded, not read"
+            self._buf = bytearray()
+            return
         self._buf += chunk
         if self.sse:
             self._split_events(final=False)
