@@ -211,3 +211,44 @@ def test_without_the_extra_one_line_names_it() -> None:
             check=True,
         ).stdout
     )  # imported on first use only
+
+
+def test_times_outside_the_nanosecond_range_are_missing_not_a_crash(tmp_path: Path) -> None:
+    """A time pandas cannot hold (before 1677 or after 2262: an imported trace's bogus
+    start time, an agent's own tool-call time) is NaT; every other value is kept."""
+    d = tmp_path / "odd-times"
+    header = RunHeader(
+        run_id="r1",
+        dataset=DatasetRef(path="cases.jsonl", sha256="sha", cases=1),
+        agent={"agent": "pkg:Agent"},
+        scorers=[],
+    )
+    with RunWriter.create(d, header) as w:
+        write_cases(d, [Case(id="c1", input="q")])
+        far, near = "2554-07-21T23:34:33+00:00", "1500-01-01T00:00:00+00:00"
+        calls = [ToolCall(name="f", started_at=near), ToolCall(name="g", started_at=T0)]
+        w.append(Trial(case_id="c1", output="x", started_at=far, tool_calls=calls), {})
+        w.append(Trial(case_id="c1", repeat=1, output="y", started_at=T0), {})
+    trials = frames.trials_df(d)
+    assert str(trials["started_at"].dtype) == frames.TIME
+    assert trials["started_at"].isna().tolist() == [True, False]
+    assert trials["output"].tolist() == ["x", "y"]
+    calls_df = frames.tool_calls_df(d)
+    assert calls_df["started_at"].isna().tolist() == [True, False]
+    assert calls_df["name"].tolist() == ["f", "g"]
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agenteval",
+            "export",
+            d,
+            "--format",
+            "csv",
+            "--out",
+            tmp_path / "t.csv",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr

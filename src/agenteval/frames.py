@@ -12,13 +12,15 @@ line and field, except in :func:`runs_df`, where it is a row with ``error`` set.
 Every column has a fixed dtype, listed in :data:`RUNS_COLUMNS`, :data:`TRIALS_COLUMNS`,
 :data:`SCORES_COLUMNS` and :data:`TOOL_CALLS_COLUMNS` (docs/view.md has the table). Text
 is ``string[pyarrow]`` (missing: ``<NA>``), low-cardinality text ``category``, times
-``datetime64[ns, UTC]``. Per-scorer columns (``score.NAME``, ``status.NAME``,
-``pass_rate.NAME``, ``mean.NAME``) follow the fixed ones, in the run's scorer order.
+``datetime64[ns, UTC]`` (NaT for a time outside its range, 1677 to 2262). Per-scorer
+columns (``score.NAME``, ``status.NAME``, ``pass_rate.NAME``, ``mean.NAME``) follow the
+fixed ones, in the run's scorer order.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -141,7 +143,22 @@ def _pandas() -> Any:
     return pandas
 
 
+_TIME_RANGE = (datetime(1677, 9, 22, tzinfo=UTC), datetime(2262, 4, 11, tzinfo=UTC))
+"""The times a ``datetime64[ns]`` column can hold (whole days inside pandas' bounds)."""
+
+
+def _time(value: Any) -> Any:
+    """A time pandas can hold, else None (NaT): an imported trace or an agent may record
+    a time centuries off, which would otherwise make the whole frame fail."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        if not _TIME_RANGE[0] <= aware <= _TIME_RANGE[1]:
+            return None
+    return value
+
+
 def _frame(pd: Any, data: dict[str, list[Any]], dtypes: dict[str, str]) -> pd.DataFrame:
+    data = {k: [_time(x) for x in v] if dtypes[k] == TIME else v for k, v in data.items()}
     df = pd.DataFrame({k: pd.Series(v, dtype=_first(dtypes[k])) for k, v in data.items()})
     return df.astype({k: t for k, t in dtypes.items() if k in df.columns})
 

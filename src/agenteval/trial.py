@@ -86,7 +86,7 @@ class ToolCall(BaseModel):
         if isinstance(v, str):
             try:
                 return json.loads(v)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested too deeply is not valid JSON either
                 return v
         return v
 

@@ -251,6 +251,16 @@ def test_rescore_report_and_gate_work_on_an_imported_run(tmp_path: Path, cli: An
         (b"", "hold no spans"),
         (b'{"resourceSpans": 3}\n', "field 'resourceSpans': must be a list"),
         (b'{"hello": 1}\n{"hello": 2}\n', "resourceSpans': missing"),
+        # nested deeper than Python's JSON parser goes: one line, not a RecursionError
+        (b"[" * 100_000 + b"]" * 100_000, "bad.json:1: not JSON (nested too deeply)"),
+        (
+            b'{"resourceSpans": []}\n' + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+            "bad.json:2: not JSON (nested too deeply)",
+        ),
+        (
+            b'{"resourceSpans":\n' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            "bad.json: not JSON (nested too deeply)",
+        ),
     ],
 )
 def test_unusable_files_exit_2_with_one_line(
@@ -338,3 +348,41 @@ def test_judge_works_on_an_imported_run_and_skips_unrecorded_content(
     assert scores["shipped"].status == "passed"
     assert scores[None].status == "not_applicable"
     assert "the trace did not record the input and output" in scores[None].reason
+
+
+def test_attribute_text_nested_too_deeply_is_kept_as_text(tmp_path: Path, cli: Any) -> None:
+    """JSON text in an attribute (tool arguments, a result, the messages) nested deeper
+    than the parser goes is recorded as the raw text, not a RecursionError traceback."""
+    deep = "[" * 5000 + "]" * 5000
+    t1 = "1" * 32
+    root = _span(
+        t1,
+        "a" * 16,
+        None,
+        **{
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.input.messages": deep,
+            "gen_ai.output.messages": deep,
+            "input.value": deep,
+            "output.value": deep,
+            "metadata": '{"langgraph_step": ' + deep + "}",
+        },
+    )
+    tool = _span(
+        t1,
+        "b" * 16,
+        "a" * 16,
+        **{
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "lookup",
+            "gen_ai.tool.call.arguments": deep,
+            "gen_ai.tool.call.result": deep,
+        },
+    )
+    f = tmp_path / "deep.json"
+    f.write_text(_doc([root, tool]))
+    out, r = _run(tmp_path, cli, f)
+    assert r.returncode == 0, r.stderr
+    (trial,) = iter_trials(out)
+    (call,) = trial.tool_calls
+    assert call.name == "lookup" and call.arguments == deep and not call.arguments_valid_json

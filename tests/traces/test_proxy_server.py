@@ -237,3 +237,98 @@ def test_only_a_failure_of_the_last_request_is_the_trials_cause() -> None:
             assert (e.cause, e.message) == (cause, "unreachable (the agent then raised ValueError)")
         except ValueError:
             assert cause is None
+
+
+_ODD_JSON = [
+    b'{"choices": 5, "output": 5, "usage": 5}',
+    b'{"choices": [{"message": {"tool_calls": 5}}]}',
+    b'{"choices": [{"message": {"tool_calls": [{"function": {"name": "f", "arguments": 1}}]}}]}',
+    b'{"output": [{"type": "function_call", "name": "f", "arguments": 3}]}',
+    b'{"messages": 5, "tools": 5, "input": 5}',
+    b'{"messages": [{"role": "tool", "tool_call_id": 5, "content": 7}],'
+    b' "tools": [5, {"type": "function"}]}',
+    b'{"tools": [{"type": "function", "function": {"name": 5}}]}',
+    b'{"tools": [{"type": "function", "function": {"name": "f", "parameters": 5}}]}',
+    b'{"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": 5}}}]}',
+    b'{"input": [{"type": "function_call_output", "call_id": [], "output": {}}]}',
+    b'{"stream": true, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+]
+
+
+def test_odd_json_requests_and_responses_are_forwarded_unchanged() -> None:
+    """Valid JSON of the wrong shape, or nested deeper than the parser goes, in either
+    direction: forwarded byte for byte, whatever the proxy can read of it."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        if request.query.get("sse"):
+            resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await resp.prepare(request)
+            await resp.write(b"data: " + body + b"\n\ndata: [DONE]\n\n")
+            await resp.write_eof()
+            return resp
+        return web.Response(body=body, headers={"Content-Type": "application/json"})
+
+    async def main() -> None:
+        app = web.Application(client_max_size=1 << 24)
+        app.router.add_post("/v1/{api:.*}", handler)
+        runner, base = await _serve(app)
+        proxy = await RecordingProxy(base).start()
+        try:
+            async with aiohttp.ClientSession() as http:
+                for api in ("chat/completions", "responses"):
+                    for q in ("", "?sse=1"):
+                        for body in _ODD_JSON:
+                            with proxy.trial() as t:
+                                async with http.post(f"{t.base_url}/{api}{q}", data=body) as r:
+                                    assert r.status == 200, (api, q, body[:80])
+                                    got = await r.read()
+                                t.trajectory()
+                            assert body in got, (api, q, body[:80])
+                            assert [c.latency_s is not None for c in t.calls] == [True]
+        finally:
+            await proxy.close()
+            await runner.cleanup()
+
+    run(main)
+
+
+def test_a_huge_response_is_forwarded_whole_but_read_only_up_to_a_limit() -> None:
+    """A gzip body that inflates to 512 MiB (a hostile or broken upstream): the client gets
+    the compressed bytes unchanged; the proxy, which decodes only to read, stops reading
+    at its limit instead of holding the whole inflated body in memory."""
+    import tracemalloc
+    import zlib
+
+    co = zlib.compressobj(6, zlib.DEFLATED, 31)
+    block = b" " * (1 << 20)
+    packed = b"".join([co.compress(block) for _ in range(512)] + [co.flush()])
+
+    async def handler(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(
+            body=packed, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        )
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", handler)
+        runner, base = await _serve(app)
+        proxy = await RecordingProxy(base).start()
+        tracemalloc.start()
+        try:
+            async with aiohttp.ClientSession(auto_decompress=False) as http:
+                with proxy.trial() as t:
+                    async with http.post(f"{t.base_url}/chat/completions", data=b"{}") as r:
+                        assert r.status == 200 and await r.read() == packed
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            await proxy.close()
+            await runner.cleanup()
+        assert peak < 200 << 20, f"peak {peak >> 20} MiB"
+        (call,) = t.calls
+        assert call.status == 200 and call.unparsed is not None
+        assert "not read" in call.unparsed
+
+    run(main)

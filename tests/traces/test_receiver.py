@@ -260,3 +260,23 @@ def test_non_loopback_and_missing_protobuf_each_warn_in_one_line(tmp_path: Path)
         " opentelemetry-proto: pip install 'agenteval[otel]'"
     ) in lines
     assert "Traceback" not in proc.stderr
+
+
+def test_json_nested_too_deeply_is_400_and_the_receiver_goes_on() -> None:
+    ctx = TraceContext.new()
+    deep = b'{"resourceSpans": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+    async def go(r: OtlpReceiver) -> Any:
+        box = r.expect(ctx)
+        codes = [
+            (await post(r, deep, "application/json"))[0],
+            (await post(r, otlp_json(ctx, "1" * 16, None), "application/json"))[0],
+        ]
+        return box, codes
+
+    r, logged, (box, codes) = serve(go)
+    assert codes == [400, 200]
+    assert len(box.spans) == 1 and r.stats.malformed == 1
+    assert logged == [
+        "agenteval: OTLP receiver: HTTP 400: OTLP request body: not JSON (nested too deeply)"
+    ]

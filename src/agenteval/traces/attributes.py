@@ -18,7 +18,7 @@ def json_value(v: Any) -> Any:
         if t[:1] in ("{", "[", '"') or t in ("true", "false", "null") or _numberish(t):
             try:
                 return json.loads(t)
-            except ValueError:
+            except (ValueError, RecursionError):  # too deeply nested: kept as the text
                 return v
     if isinstance(v, tuple):
         return list(v)

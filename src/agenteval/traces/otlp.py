@@ -387,6 +387,8 @@ def decode_body(body: bytes, content_type: str, where: str = "request body") -> 
             doc = json.loads(body)
         except (ValueError, UnicodeDecodeError) as e:
             raise InputError(f"not JSON ({e})", file=where) from None
+        except RecursionError:
+            raise InputError("not JSON (nested too deeply)", file=where) from None
         return decode_json(doc, where)
     return decode_protobuf(body, where)
 
@@ -415,10 +417,13 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=p) from None
+    too_deep = False
     try:  # one (possibly pretty-printed) document
         doc = json.loads(text)
     except ValueError:
         doc = None
+    except RecursionError:  # deeper than the parser goes: no line would parse either
+        doc, too_deep = None, True
     if doc is not None:
         if is_openinference(doc):
             try:
@@ -434,7 +439,11 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
         try:
             doc = json.loads(line)
         except json.JSONDecodeError as e:
+            if too_deep:  # a pretty-printed document, too deep to read as a whole
+                raise InputError("not JSON (nested too deeply)", file=p) from None
             raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
+        except RecursionError:
+            raise InputError("not JSON (nested too deeply)", file=p, line=n) from None
         try:
             if is_openinference(doc):
                 yield from spans_of(doc)

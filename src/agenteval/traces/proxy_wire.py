@@ -12,8 +12,9 @@ final chunk's, present only when the agent asked for it with
 stream the ``response.completed`` event's), cached and reasoning token counts, and the
 tool calls the model requested (chat ``tool_calls``, assembled from the deltas of a
 stream; Responses ``function_call`` items). A response that cannot be read (not JSON, a
-broken event, an unknown encoding) is still forwarded unchanged; the call is recorded
-with ``unparsed`` saying why. An error response (status >= 400 with an ``error`` object)
+broken event, an unknown encoding, a body or pending event over :data:`READ_MAX` bytes
+once decoded) is still forwarded unchanged; the call is recorded with ``unparsed`` saying
+why. An error response (status >= 400 with an ``error`` object)
 records only its status.
 """
 
@@ -26,7 +27,11 @@ from typing import Any
 from agenteval.tooldefs import normalize_tool_def
 from agenteval.traces.proxy_records import ModelCall, RequestedCall, ToolOutput
 
-__all__ = ["ResponseReader", "read_request"]
+__all__ = ["READ_MAX", "ResponseReader", "read_request"]
+
+READ_MAX = 64 << 20
+"""The most bytes of a response (decoded) held for reading; a larger body, or stream event,
+is forwarded but not read (a gzip body may inflate a thousandfold)."""
 
 
 def _text(content: Any) -> Any:
@@ -53,14 +58,14 @@ def read_request(call: ModelCall, body: bytes) -> None:
     """Fill ``call``'s model, stream flag, tools and tool outputs from a request body."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return
     if not isinstance(data, dict):
         return
     if isinstance(data.get("model"), str):
         call.model = data["model"]
     call.stream = data.get("stream") is True
-    for raw in data.get("tools") or ():
+    for raw in _list(data.get("tools")):
         d = _tool_def(raw)
         if d is not None:
             call.tools.append(d)
@@ -76,6 +81,11 @@ def read_request(call: ModelCall, body: bytes) -> None:
 
 def _id(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
+
+
+def _list(v: Any) -> list[Any]:
+    """``v`` when it is a list, else empty: a field of the wrong type is left unread."""
+    return v if isinstance(v, list) else []
 
 
 def _int(v: Any) -> int | None:
@@ -102,12 +112,17 @@ class ResponseReader:
         """The next bytes of the body, as forwarded."""
         if self.problem is not None or self.api == "other":
             return
+        room = READ_MAX - len(self._buf)
         if self._inflate is not None:
             try:
-                chunk = self._inflate.decompress(chunk)
+                chunk = self._inflate.decompress(chunk, room + 1)
             except zlib.error as e:
                 self.problem = f"body does not decode: {e}"
                 return
+        if len(chunk) > room:
+            self.problem = f"over {READ_MAX >> 20} MiB decoded, not read"
+            self._buf = bytearray()
+            return
         self._buf += chunk
         if self.sse:
             self._split_events(final=False)
@@ -126,7 +141,7 @@ class ResponseReader:
                 continue
             try:
                 self._events.append(json.loads(payload))
-            except ValueError:
+            except (ValueError, RecursionError):
                 self.problem = self.problem or f"stream event is not JSON: {_short(payload)}"
 
     def finish(self, call: ModelCall) -> None:
@@ -141,7 +156,7 @@ class ResponseReader:
         else:
             try:
                 data = json.loads(bytes(self._buf))
-            except ValueError:
+            except (ValueError, RecursionError):
                 self.problem = f"response is not JSON: {_short(bytes(self._buf))}"
             else:
                 if not isinstance(data, dict):
@@ -177,9 +192,9 @@ def _chat_body(data: dict[str, Any], call: ModelCall) -> None:
     if isinstance(data.get("model"), str):
         call.model = data["model"]
     _usage(call, data.get("usage"), ("prompt_tokens", "completion_tokens"))
-    for choice in data.get("choices") or ():
+    for choice in _list(data.get("choices")):
         msg = choice.get("message") if isinstance(choice, dict) else None
-        for tc in (msg.get("tool_calls") if isinstance(msg, dict) else None) or ():
+        for tc in _list(msg.get("tool_calls") if isinstance(msg, dict) else None):
             fn = tc.get("function") if isinstance(tc, dict) else None
             if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
                 args = fn.get("arguments")
@@ -201,9 +216,9 @@ def _chat_stream(events: list[Any], call: ModelCall) -> None:
             call.model = ev["model"]
         if isinstance(ev.get("usage"), dict):
             _usage(call, ev["usage"], ("prompt_tokens", "completion_tokens"))
-        for choice in ev.get("choices") or ():
+        for choice in _list(ev.get("choices")):
             delta = choice.get("delta") if isinstance(choice, dict) else None
-            for tc in (delta.get("tool_calls") if isinstance(delta, dict) else None) or ():
+            for tc in _list(delta.get("tool_calls") if isinstance(delta, dict) else None):
                 if not isinstance(tc, dict):
                     continue
                 key = (_int(choice.get("index")) or 0, _int(tc.get("index")) or 0)
@@ -222,7 +237,7 @@ def _responses_body(data: dict[str, Any], call: ModelCall) -> None:
     if isinstance(data.get("model"), str):
         call.model = data["model"]
     _usage(call, data.get("usage"), ("input_tokens", "output_tokens"))
-    for item in data.get("output") or ():
+    for item in _list(data.get("output")):
         if isinstance(item, dict) and item.get("type") == "function_call":
             name, args = item.get("name"), item.get("arguments")
             if isinstance(name, str) and name:

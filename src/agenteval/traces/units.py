@@ -89,7 +89,7 @@ def _graph_node(s: SpanRecord) -> bool:
     if isinstance(meta, str) and "langgraph_step" in meta:
         try:
             meta = json.loads(meta)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
     return isinstance(meta, dict) and "langgraph_step" in meta
 
