@@ -11,6 +11,11 @@ reports accuracy, Cohen's kappa, the confusion matrix and every disagreement.
 A rubric is a built-in name (correctness, groundedness, answer_relevance,
 context_relevance, faithfulness) or the path of a template file; append ``:binary``,
 ``:partial`` or ``:likert`` to choose its scale (``--rubric tone.txt:likert``).
+
+``agenteval judge --processes N`` (or ``--executor ray [--ray-address ADDR]``) asks the
+judge from worker processes, each with ``--judge-concurrency`` requests in flight, and
+writes the same ``trials.jsonl``, line for line. A judge that fails or is interrupted
+removes its new run; exit code 6 when every worker was lost.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from agenteval.case import Case
 from agenteval.cli._common import console_for, finish_run, plain
 from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
+from agenteval.cli.judge_parallel import judged_scores
 from agenteval.cli.rescore import _remove_new_run, load_run_cases
 from agenteval.errors import InputError
 from agenteval.judge import (
@@ -72,14 +78,6 @@ def register(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print the report as JSON")
     add_judge_args(a, required=True)
     a.set_defaults(func=run_agreement)
-
-
-def judged_scores(rec: TrialRecord, new: dict[str, Score]) -> dict[str, Score]:
-    """The scores of the new line: the stored ones, the judge's replacing the same names
-    (one process and workers write the same line)."""
-    scores = dict(rec.scores)
-    scores.update(new)
-    return scores
 
 
 def _stats_line(judge: Judge) -> str:

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agenteval.cli.judge import judged_scores
 from agenteval.cli.rescore_parallel import _lines
 from agenteval.errors import InputError
 from agenteval.executors import Executor, prepare
@@ -44,6 +43,14 @@ Item = tuple[int, int, int, bool]
 had it before."""
 Result = tuple[list[str], dict[str, int]]
 """The new lines of a batch, in order, and the judge's counters for the batch."""
+
+
+def judged_scores(rec: TrialRecord, new: dict[str, Score]) -> dict[str, Score]:
+    """The scores of the new line: the stored ones, the judge's replacing the same names
+    (the one-process judge and the workers write the same line)."""
+    scores = dict(rec.scores)
+    scores.update(new)
+    return scores
 
 
 def batch_size_for(config: JudgeConfig) -> int:
