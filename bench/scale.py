@@ -20,6 +20,11 @@ runs made under the same load.
   when the agent costs nothing (hand-out, pickling, the result line, the writer).
 - **Rescore**: ``bench/gen.py``'s 100,000 realistic trials, ``rescore`` in one process vs
   ``--processes 2``.
+- **Judge**: ``agenteval judge`` of 2,000 of those trials (rubric ``answer_relevance``, no
+  cache) against the fake OpenAI server with 50 ms latency per reply, in its own process:
+  one process at several ``--judge-concurrency`` vs ``--processes 2`` (requests in flight =
+  workers x concurrency). The fake's replies carry no verdict, so every score is
+  inconclusive: the table times the judge's calls, not its verdicts.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from gen import write_rescore_run  # noqa: E402
-from procs import agenteval_cmd, measure  # noqa: E402
+from procs import FakeServer, agenteval_cmd, measure  # noqa: E402
 
 
 def _dataset(path: Path, n: int) -> Path:
@@ -172,6 +177,49 @@ def rescore_table(work: Path, n: int, rounds: int) -> str:
     return "\n".join(lines)
 
 
+def judge_table(work: Path, n: int, rounds: int, latency_ms: float, smoke: bool) -> str:
+    src = work / f"judge-src-{n}"
+    if not src.exists():
+        write_rescore_run(src, n)
+    rows: list[Row] = [
+        ("one process, conc. 8", ["--judge-concurrency", "8"]),
+        ("one process, conc. 16", ["--judge-concurrency", "16"]),
+        ("--processes 2, conc. 8", ["--processes", "2", "--judge-concurrency", "8"]),
+    ]
+    if not smoke:
+        rows += [
+            ("one process, conc. 64", ["--judge-concurrency", "64"]),
+            ("--processes 2, conc. 32", ["--processes", "2", "--judge-concurrency", "32"]),
+        ]
+
+    with FakeServer(latency_ms) as server:
+        judge = ["--rubric", "answer_relevance", "--judge-endpoint", server.base_url]
+        judge += ["--judge-model", "m", "--no-judge-cache", "--quiet"]
+
+        def once(row: Row) -> tuple[float, ...]:
+            out = work / "judge-out"
+            shutil.rmtree(out, ignore_errors=True)
+            cmd = [*agenteval_cmd(), "judge", str(src), "--out", str(out), *judge, *row[1]]
+            m = measure(cmd, server=server)
+            if m.rc != 0 or (out / "trials.jsonl").read_bytes().count(b"\n") != n:
+                sys.exit(f"{row[0]} failed ({m.rc}): {m.stderr[-2000:]}")
+            shutil.rmtree(out, ignore_errors=True)
+            return (m.wall_s,)
+
+        got = _rounds(rows, rounds, once)
+    base = statistics.median(x[0] for x in got[rows[0][0]])
+    lines = [
+        f"judge of {n:,} trials, one rubric, fake judge {latency_ms:g} ms per reply, no cache,"
+        f" median of {rounds}",
+        f"{'what':<24} {'wall s':>8} {'calls/s':>9} {'speed-up':>9}  rounds",
+    ]
+    for name, _ in rows:
+        wall = statistics.median(x[0] for x in got[name])
+        spread = ", ".join(f"{x[0]:.1f}" for x in got[name])
+        lines.append(f"{name:<24} {wall:>8.1f} {n / wall:>9,.0f} {base / wall:>8.2f}x  [{spread}]")
+    return "\n".join(lines)
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -186,11 +234,14 @@ def main() -> None:
     p.add_argument("--no-ray", action="store_true", help="leave out the Ray rows")
     p.add_argument("--no-rescore", action="store_true", help="leave out the rescore table")
     p.add_argument("--no-agent", action="store_true", help="leave out the agent tables")
+    p.add_argument("--no-judge", action="store_true", help="leave out the judge table")
+    p.add_argument("--judge-n", type=int, default=2000, help="trials to judge (2,000)")
     p.add_argument("--smoke", action="store_true", help="tiny sizes, no Ray (proves it runs)")
     p.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     args = p.parse_args()
     if args.smoke:
         args.n, args.rescore_n, args.rounds, args.no_ray = 40, 2000, 1, True
+        args.judge_n = 40
     ray = not args.no_ray
     if ray:
         try:
@@ -211,6 +262,9 @@ def main() -> None:
     if not args.no_rescore:
         print("\n== rescore ==")
         print(rescore_table(work, args.rescore_n, args.rounds))
+    if not args.no_judge:
+        print("\n== judge ==")
+        print(judge_table(work, args.judge_n, args.rounds, 50, args.smoke))
     print(f"\nload average at end: {_load()}")
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)

@@ -18,7 +18,13 @@ def test_scale_bench_smoke_prints_every_table(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
-    for heading in ("== CPU-bound agent ==", "== per-trial overhead", "== rescore =="):
+    for heading in (
+        "== CPU-bound agent ==",
+        "== per-trial overhead",
+        "== rescore ==",
+        "== judge ==",
+    ):
         assert heading in out
     for row in ("one process", "--processes 2", "rescore, one process", "rescore --processes 2"):
         assert row in out
+    assert "--processes 2, conc. 8" in out

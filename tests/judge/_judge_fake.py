@@ -61,7 +61,9 @@ class FakeJudge:
         rules: Mapping[str, Reply | list[Reply]] | None = None,
         default: Reply | None = None,
         script: Callable[[dict[str, Any]], Reply] | None = None,
+        delay_s: float = 0.0,
     ) -> None:
+        self.delay_s = delay_s  # every reply waits this long (a slow judge)
         self.rules: dict[str, Reply | list[Reply]] = dict(rules or {})
         self.default = default or Reply()
         self.script = script
@@ -98,6 +100,8 @@ class FakeJudge:
             self.requests.append(body)
             self.headers.append(dict(request.headers))
         r = self._pick(body)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         if r.raw is not None:
             return web.Response(status=r.status, body=r.raw, headers=r.headers)
         if r.status != 200:

@@ -1,4 +1,5 @@
-"""The options that put trials on worker processes or a Ray cluster (``run``, ``rescore``)."""
+"""The options that put trials on worker processes or a Ray cluster (``run``, ``rescore``,
+``judge``)."""
 
 from __future__ import annotations
 

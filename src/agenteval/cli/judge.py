@@ -11,6 +11,11 @@ reports accuracy, Cohen's kappa, the confusion matrix and every disagreement.
 A rubric is a built-in name (correctness, groundedness, answer_relevance,
 context_relevance, faithfulness) or the path of a template file; append ``:binary``,
 ``:partial`` or ``:likert`` to choose its scale (``--rubric tone.txt:likert``).
+
+``agenteval judge --processes N`` (or ``--executor ray [--ray-address ADDR]``) asks the
+judge from worker processes, each with ``--judge-concurrency`` requests in flight, and
+writes the same ``trials.jsonl``, line for line. A judge that fails or is interrupted
+removes its new run; exit code 6 when every worker was lost.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from typing import Any
 
 from agenteval.case import Case
 from agenteval.cli._common import console_for, finish_run, plain
+from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
-from agenteval.cli.rescore import load_run_cases
+from agenteval.cli.judge_parallel import judged_scores
+from agenteval.cli.rescore import _remove_new_run, load_run_cases
 from agenteval.errors import InputError
 from agenteval.judge import (
     Judge,
@@ -52,6 +59,9 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="NEW_RUN_DIR", help="run directory to create")
     p.add_argument("--quiet", action="store_true", help="no summary on stdout")
     add_judge_args(p, required=True)
+    from agenteval.cli._executor_args import add_executor_args
+
+    add_executor_args(p)
     p.set_defaults(func=run_judge)
 
     a: argparse.ArgumentParser = sub.add_parser(
@@ -92,9 +102,7 @@ async def _judge_records(
     async def drain(keep: int) -> None:
         while len(pending) > keep:
             rec, task = pending.popleft()
-            scores = dict(rec.scores)
-            scores.update(await task)
-            writer.append(rec, scores)
+            writer.append(rec, judged_scores(rec, await task))
 
     try:
         for rec in records:
@@ -132,20 +140,33 @@ def run_judge(args: argparse.Namespace) -> int:
         source_run=str(src),
     )
     console = console_for(args)
+    executor = executor_from_args(args)
+    if executor is not None:
+        from agenteval.cli.judge_parallel import judge_job_spec, judge_parallel
+
+        spec = judge_job_spec(src, config)  # refused before anything is written
 
     async def go(writer: RunWriter) -> None:
         async with judge:
             await _judge_records(judge, iter_trials(src), cases, writer, config.concurrency * 2)
 
-    with RunWriter.create(out, header, command="agenteval judge") as writer:
-        (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
-        asyncio.run(go(writer))
-        try:
-            finish_run(writer, console, show=not args.quiet)
-        except ImportError:  # the report package is optional at this layer
-            writer.finish(None)
-            if not args.quiet:
-                console.print(f"run written to {out}", markup=False)
+    created = not out.exists()
+    try:
+        with RunWriter.create(out, header, command="agenteval judge") as writer:
+            (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
+            if executor is None:
+                asyncio.run(go(writer))
+            else:
+                judge_parallel(src, writer, judge, executor, spec)
+            try:
+                finish_run(writer, console, show=not args.quiet)
+            except ImportError:  # the report package is optional at this layer
+                writer.finish(None)
+                if not args.quiet:
+                    console.print(f"run written to {out}", markup=False)
+    except BaseException:  # a judge run cannot be resumed: leave no half-written run
+        _remove_new_run(out, created)
+        raise
     if not args.quiet:
         console.print(_stats_line(judge), markup=False)
     return 0

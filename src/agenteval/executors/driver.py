@@ -67,6 +67,7 @@ def drive(
     stop: Callable[[], bool] = lambda: False,
     cancel: Callable[[], bool] = lambda: False,
     admit: Callable[[], bool] = lambda: True,
+    again: Callable[[T], T] = lambda item: item,
     max_attempts: int = MAX_ATTEMPTS,
     poll_s: float = 0.1,
 ) -> None:
@@ -75,7 +76,9 @@ def drive(
     ``stop()`` true: no new batch is handed out and the batches out are awaited.
     ``cancel()`` true: return at once (the caller closes the pool, which ends the workers
     holding batches; their items are not recorded). ``admit()`` false: no new item is
-    read for now (the caller's own buffer is full). Raises :class:`WorkersLostError`.
+    read for now (the caller's own buffer is full). ``again(item)`` is what an item of a
+    lost batch is handed out as the next time (the job may need to know it ran before).
+    Raises :class:`WorkersLostError`.
     """
     retry: deque[_Batch[T]] = deque()
     out: dict[int, _Batch[T]] = {}
@@ -125,7 +128,7 @@ def drive(
                     f"every worker was lost ({lost_in_row} in a row, the last {event.reason});"
                     " the trials written are kept: run again with --resume to continue"
                 )
-            _requeue(batch, event.reason, retry, on_lost, max_attempts)
+            _requeue(batch, event.reason, retry, on_lost, again, max_attempts)
 
 
 def _requeue(
@@ -133,6 +136,7 @@ def _requeue(
     reason: str,
     retry: deque[_Batch[T]],
     on_lost: Callable[[T, str], None],
+    again: Callable[[T], T],
     max_attempts: int,
 ) -> None:
     attempts = batch.attempts + 1
@@ -140,4 +144,4 @@ def _requeue(
         if attempts >= max_attempts:
             on_lost(item, f"its worker was lost {attempts} times (the last: {reason})")
         else:
-            retry.append(_Batch([item], attempts))
+            retry.append(_Batch([again(item)], attempts))

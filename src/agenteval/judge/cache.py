@@ -19,13 +19,16 @@ cached reply is read with the current parser. Failed calls are never stored.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from agenteval.trial import Usage
 
 CACHE_FORMAT = 1
 
@@ -54,6 +57,18 @@ class CachedReply:
     input_tokens: int = 0
     output_tokens: int = 0
     finish_reason: str | None = None
+    stored_at: float | None = field(default=None, compare=False)
+    """When the entry was stored (the file's modification time; not part of the entry)."""
+
+    def usage(self) -> list[Usage]:
+        """The reply's token usage as the call recorded it (none when it reported none)."""
+        if not (self.input_tokens or self.output_tokens):
+            return []
+        return [
+            Usage(
+                model=self.model, input_tokens=self.input_tokens, output_tokens=self.output_tokens
+            )
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """The stored JSON form."""
@@ -96,10 +111,13 @@ class JudgeCache:
     def get(self, key: str) -> CachedReply | None:
         """The stored reply for ``key``, or None (missing, unreadable or invalid entry)."""
         try:
-            raw = self._path(key).read_bytes()
-            return CachedReply.from_dict(json.loads(raw))
+            with open(self._path(key), "rb") as f:
+                raw = f.read()
+                stored_at = os.fstat(f.fileno()).st_mtime
+            reply = CachedReply.from_dict(json.loads(raw))
         except (OSError, ValueError):
             return None
+        return None if reply is None else dataclasses.replace(reply, stored_at=stored_at)
 
     def put(self, key: str, reply: CachedReply) -> None:
         """Store ``reply`` under ``key`` atomically (replacing any previous entry)."""

@@ -167,6 +167,10 @@ class Judge:
         )
         self._cache = JudgeCache(config.cache_dir) if config.cache_dir is not None else None
         self._sem: asyncio.Semaphore | None = None
+        self.claim_since: float | None = None
+        """Set on a worker re-judging a lost worker's trial: a cache entry stored at or after
+        this time (the run's start) is that worker's paid reply, reported as the call it was
+        (its usage, not ``cached``), as the one-process judge reported it."""
 
     @property
     def names(self) -> list[str]:
@@ -259,7 +263,7 @@ class Judge:
         if self.config.max_tokens is not None:
             params["max_tokens"] = self.config.max_tokens
         if self.config.structured:
-            params["response_format"] = _response_format(rubric)
+            params["response_format"] = rubric.response_format()
         return params
 
     async def _sample(self, rubric: Rubric, prompt: RenderedPrompt, index: int) -> _Sample:
@@ -276,7 +280,7 @@ class Judge:
         if self._cache is not None:
             hit = self._cache.get(key)
             if hit is not None:
-                self.stats.cache_hits += 1
+                usage = self._hit_usage(hit)
                 verdict = parse_verdict(
                     hit.content,
                     scale,
@@ -284,7 +288,7 @@ class Judge:
                     finish_reason=hit.finish_reason,
                     quoted=prompt.fenced,
                 )
-                return _Sample(verdict, None, [], True)
+                return _Sample(verdict, None, usage or [], usage is None)
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.config.concurrency)
         rec = Recorder()
@@ -328,6 +332,17 @@ class Judge:
             quoted=prompt.fenced,
         )
         return _Sample(verdict, None, usage, False)
+
+    def _hit_usage(self, hit: CachedReply) -> list[Usage] | None:
+        """None for a cache hit; the usage of a reply claimed as a call (``claim_since``)."""
+        since = self.claim_since
+        if since is None or hit.stored_at is None or hit.stored_at < since:
+            self.stats.cache_hits += 1
+            return None
+        self.stats.calls += 1
+        self.stats.input_tokens += hit.input_tokens
+        self.stats.output_tokens += hit.output_tokens
+        return hit.usage()
 
     def _combine(self, rubric: Rubric, samples: list[_Sample]) -> Judgment:
         threshold = rubric.pass_threshold
@@ -377,23 +392,3 @@ def _merge_usage(items: Any) -> list[Usage]:
         m.input_tokens += u.input_tokens
         m.output_tokens += u.output_tokens
     return list(merged.values())
-
-
-def _response_format(rubric: Rubric) -> dict[str, Any]:
-    """The OpenAI ``response_format`` asking for ``{reasoning, grade}`` on the rubric's scale."""
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "verdict",
-            "strict": True,
-            "schema": {
-                "type": "object",
-                "properties": {
-                    "reasoning": {"type": "string"},
-                    "grade": {"type": "string", "enum": list(rubric.scale_def.grades)},
-                },
-                "required": ["reasoning", "grade"],
-                "additionalProperties": False,
-            },
-        },
-    }

@@ -216,6 +216,25 @@ class Rubric:
             settings={**judge_settings, "scale": self.scale},
         )
 
+    def response_format(self) -> dict[str, Any]:
+        """The OpenAI ``response_format`` asking for ``{reasoning, grade}`` on this scale."""
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "verdict",
+                "strict": True,
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "reasoning": {"type": "string"},
+                        "grade": {"type": "string", "enum": list(self.scale_def.grades)},
+                    },
+                    "required": ["reasoning", "grade"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+
 
 def parse_rubric_text(text: str, *, name: str, source: str, scale: str | None = None) -> Rubric:
     """Build a rubric from template text with optional front matter.
