@@ -113,3 +113,7 @@ def breaks_later(user: Any, history: list[dict[str, Any]]) -> str | None:
 
 def chatty(user: Any, history: list[dict[str, Any]]) -> str | None:
     return "more"
+
+
+def blank_later(user: Any, history: list[dict[str, Any]]) -> str | None:
+    return "hello" if not history else "   "

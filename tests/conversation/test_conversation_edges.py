@@ -113,3 +113,32 @@ def test_library_evaluate_with_a_simulated_user(
     assert result is not None
     line = json.loads((tmp_path / "run" / "trials.jsonl").read_text().splitlines()[0])
     assert len(line["metadata"]["conversation"]["turns"]) == 3
+
+
+def test_blank_replies_end_and_a_silent_user_fails_the_trial(tmp_path: Path) -> None:
+    """A blank message ends the conversation like the stop phrase (it is never sent); a
+    user with nothing to say at all fails the trial: no conversation took place."""
+    cases = write_cases(tmp_path / "c.jsonl", [{"id": "u", "user": {"goal": "g"}}])
+    agent = ["--agent", "_conv_agents:remembering"]
+    run("run", cases, *agent, "--user", "_conv_agents:blank_later", "--out", tmp_path / "a")
+    line = by_case(tmp_path / "a")[("u", 0)]
+    conv = line["metadata"]["conversation"]
+    assert line["failure"] is None and conv["ended"] == "user_stop"
+    assert [t["user"] for t in conv["turns"]] == ["hello"]
+    assert [m["content"] for m in line["messages"] if m["role"] == "user"] == ["hello"]
+    run("run", cases, *agent, "--user", "_conv_agents:silent", "--out", tmp_path / "b")
+    failure = by_case(tmp_path / "b")[("u", 0)]["failure"]
+    assert failure["cause"] == "user_simulator"
+    assert "before its first message" in failure["message"]
+
+
+@pytest.mark.parametrize("first", ["", "  ", "ok ###STOP###"])
+def test_an_opening_that_would_end_the_conversation_is_refused(tmp_path: Path, first: str) -> None:
+    cases = write_cases(
+        tmp_path / "c.jsonl", [{"id": "u", "user": {"goal": "g", "first_message": first}}]
+    )
+    r = run("run", cases, "--agent", "_conv_agents:remembering", "--user", "_conv_agents:polite")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "c.jsonl:1" in lines[0] and "first_message" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr

@@ -160,9 +160,13 @@ class _Conversation:
             raise AgentFailure(
                 USER_FAILURE, f"the simulated user raised {type(e).__name__}: {e}"[:2000]
             ) from e
-        if text is not None and spec.stop in text:
-            self.stop_message = text
-            return None
+        if text is not None and (spec.stop in text or not text.strip()):
+            self.stop_message = text  # the stop phrase, or nothing left to say: the end
+            text = None
+        if text is None and i == 0:
+            raise AgentFailure(
+                USER_FAILURE, "the simulated user ended the conversation before its first message"
+            )
         return text
 
     async def run(self) -> AgentOutput:

@@ -134,6 +134,19 @@ class UserSpec(BaseModel):
             raise ValueError("must not be empty")
         return v
 
+    @model_validator(mode="after")
+    def _opening(self) -> UserSpec:
+        """An opening that is empty or holds the stop phrase would end the conversation
+        before it starts."""
+        first = self.first_message
+        if first is not None and not first.strip():
+            raise ValueError(
+                "first_message must not be empty (leave it out to let the user write it)"
+            )
+        if first is not None and self.stop in first:
+            raise ValueError(f"first_message contains the stop phrase {self.stop!r}")
+        return self
+
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
