@@ -83,7 +83,7 @@ def test_a_user_that_cannot_travel_is_refused_before_the_run(tmp_path: Path) -> 
     cases = write_cases(tmp_path / "c.jsonl", ROWS)
 
     def nested(user: Any, history: list[dict[str, Any]]) -> str | None:
-        return None
+        return None if history else "hi"
 
     with pytest.raises(InputError) as e:
         evaluate(cases, "_conv_agents:remembering", user=nested, processes=2, out=tmp_path / "r")
