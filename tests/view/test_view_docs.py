@@ -50,6 +50,24 @@ def test_steps_of_one_mib_and_no_symlinked_folders(tmp_path: Path) -> None:
     assert find_run_dirs(tmp_path) == [tmp_path / "real"]
 
 
+def test_a_run_file_linked_to_outside_the_folder_is_not_served(tmp_path: Path) -> None:
+    """docs/view.md: a run whose files are symlinks out of DIR is left out (one linked to a
+    file inside DIR is fine)."""
+    root, outside = tmp_path / "viewed", tmp_path / "secret"
+    shutil.copytree(FIXTURES / "repeats", outside)
+    shutil.copytree(FIXTURES / "repeats", root / "inner")
+    for name, target in (("escape", outside), ("ok", root / "inner")):
+        (root / name).mkdir()
+        (root / name / "trials.jsonl").symlink_to(target / "trials.jsonl")
+    assert find_run_dirs(root) == [root / "inner", root / "ok"]
+    v = Viewer(root)
+    try:
+        assert v.get("/run?run=escape")[0] == 404
+        assert v.get("/run?run=ok")[0] == 200
+    finally:
+        v.stop()
+
+
 def test_the_run_page_summary_is_the_reports(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "demo_sloppy", tmp_path / "sloppy")
     s = summarize(tmp_path / "sloppy")

@@ -39,14 +39,26 @@ the background)."""
 def find_run_dirs(root: str | Path) -> list[Path]:
     """Every run directory under ``root`` (``root`` itself included), sorted by path."""
     root = Path(root)
+    inside = root.resolve()
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         if HEADER in filenames or TRIALS in filenames:
-            found.append(Path(dirpath))
+            if not _escapes(Path(dirpath), inside):
+                found.append(Path(dirpath))
             dirnames[:] = []
             continue
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
     return sorted(found)
+
+
+def _escapes(run_dir: Path, root: Path) -> bool:
+    """True when a file of the run is a symbolic link to somewhere outside ``root``: the
+    viewer serves only what lies under the folder it was given."""
+    for name in (HEADER, TRIALS, CASES):
+        p = run_dir / name
+        if p.is_symlink() and not p.resolve().is_relative_to(root):
+            return True
+    return False
 
 
 def _sig(path: Path) -> tuple[int, int, int] | None:
