@@ -252,17 +252,17 @@ def claim_new_run_dir(d: Path, command: str, *, overwrite: bool = False) -> tupl
     if not d.is_dir():
         raise InputError("exists and is not a directory", file=d)
     if not created:
-        _check_reusable(d, overwrite)
+        _check_reusable(d, overwrite, command)
     lock = RunLock.acquire(d, command)
     try:
-        _check_reusable(d, overwrite)
+        _check_reusable(d, overwrite, command)
     except BaseException:
         lock.release()
         raise
     return created, lock
 
 
-def _check_reusable(d: Path, overwrite: bool) -> None:
+def _check_reusable(d: Path, overwrite: bool, command: str = "agenteval run") -> None:
     try:
         names = set(os.listdir(d)) - _SCRATCH
     except OSError as e:
@@ -272,9 +272,12 @@ def _check_reusable(d: Path, overwrite: bool) -> None:
     if HEADER in names:
         if overwrite:
             return
-        raise InputError(
-            "already holds a run; use --resume to continue it or choose another --out", file=d
+        how = (
+            "use --resume to continue it or choose another --out"
+            if command.startswith("agenteval run")
+            else "choose another --out (a run is never overwritten)"
         )
+        raise InputError(f"already holds a run; {how}", file=d)
     shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
     raise InputError(
         f"is not empty and holds no agenteval run ({shown}); choose a new or empty directory",

@@ -222,3 +222,17 @@ def test_unreachable_endpoint_exits_5_with_one_line(tmp_path: Path, cli: Any) ->
     assert "did not accept the trace of case 'a'" in r.stderr
     assert "pw" not in r.stderr
     assert time.monotonic() - t < 30
+
+
+def test_an_endpoint_that_is_not_a_url_is_refused_without_echoing_it(
+    tmp_path: Path, cli: Any
+) -> None:
+    """``user:key@host:4318`` has no scheme, so it is no URL and the key is not scrubbed
+    as a URL's password would be: the message must not repeat it."""
+    run = _scripted_run(tmp_path)
+    r = cli("export-otel", run, "--otlp-endpoint", "user:s3cr3tkey@127.0.0.1:4318")
+    assert r.returncode == 2
+    assert "s3cr3tkey" not in r.stderr + r.stdout
+    assert r.stderr.strip().splitlines() == [
+        "agenteval: error: --otlp-endpoint must be an http:// or https:// URL with a host"
+    ]

@@ -169,7 +169,9 @@ def otlp_http_sink(endpoint: str, timeout_s: float = 10.0) -> Any:
 
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError(f"--otlp-endpoint '{endpoint}' must be an http(s) URL")
+        # not echoed: text before an '@' may be a password, and only scheme:// URLs are
+        # scrubbed of them
+        raise InputError("--otlp-endpoint must be an http:// or https:// URL with a host")
     if parts.path in ("", "/"):
         endpoint = endpoint.rstrip("/") + "/v1/traces"
     return OTLPSpanExporter(endpoint=endpoint, timeout=timeout_s)
