@@ -192,8 +192,9 @@ def write_traces(path: Path, spans: int) -> int:
     return traces * SPANS_PER_TRACE
 
 
-def measure(src: Path, trace_file: Path, out: Path) -> dict[str, Any]:
-    """Run the CLI of ``src`` on ``trace_file``: wall seconds, peak RSS (MiB), exit code."""
+def measure(src: Path, trace_file: Path, out: Path, *extra: str) -> dict[str, Any]:
+    """Run the CLI of ``src`` on ``trace_file`` (and ``extra`` options): wall seconds,
+    peak RSS (MiB) and the stderr summary."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     cmd = [
         sys.executable,
@@ -204,13 +205,14 @@ def measure(src: Path, trace_file: Path, out: Path) -> dict[str, Any]:
         "--out",
         str(out),
         "--quiet",
+        *extra,
     ]
     p = subprocess.run(
         [sys.executable, "-c", _MEASURE, *cmd], env=env, capture_output=True, text=True, check=False
     )
     rc, wall, rss = p.stdout.split()
     if int(rc) != 0:
-        raise SystemExit(f"import-traces failed (exit {rc}):\n{p.stderr}")
+        raise RuntimeError(f"import-traces failed (exit {rc}):\n{p.stderr}")
     return {"seconds": float(wall), "peak_rss_mib": int(rss) / 1024, "stderr": p.stderr.strip()}
 
 
