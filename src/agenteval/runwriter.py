@@ -299,7 +299,12 @@ def write_cases(run_dir: Path, cases: Iterator[Case] | list[Case]) -> None:
     """Write the cases snapshot."""
     with open(run_dir / CASES, "w", encoding="utf-8") as f:
         for c in cases:
-            f.write(c.model_dump_json(exclude_defaults=True) + "\n")
+            f.write(case_line(c))
+
+
+def case_line(c: Case) -> str:
+    """One line of the cases snapshot (for writers that write it a case at a time)."""
+    return c.model_dump_json(exclude_defaults=True) + "\n"
 
 
 def cases_path(run_dir: str | Path) -> Path:

@@ -17,17 +17,23 @@ skipped and counted. Exit 2 also when nothing is left to import.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import itertools
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval._gc import frozen_heap
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run, plain
 from agenteval.errors import InputError
 from agenteval.outpaths import check_out_dir
-from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
+from agenteval.rundir import DatasetRef, RunHeader, RunWriter, cases_path, write_header
+from agenteval.runwriter import case_line
+
+if TYPE_CHECKING:
+    from agenteval.traces.importer import ImportResult
 
 
 def register(sub: Any) -> None:
@@ -117,7 +123,7 @@ def _sha256(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from agenteval.dataset import canonical_case_json, load_case_index, scan_dataset
-    from agenteval.traces.importer import ImportOptions, import_traces
+    from agenteval.traces.importer import ImportOptions, ImportResult, iter_import
 
     out = Path(args.out)
     inputs = [("trace file", f) for f in args.files] + [("dataset", args.dataset)]
@@ -140,57 +146,70 @@ def run(args: argparse.Namespace) -> int:
         where=_where(args.where),
     )
     files = [{"path": str(f), "sha256": _sha256(f)} for f in args.files]
-    res = import_traces(args.files, opts)
-    if res.spans == 0:
-        raise InputError("hold no spans", file=", ".join(args.files))
-    if not res.trials:
-        dropped = ", ".join(f"{n} {why}" for why, n in res.filtered.items()) or "none found"
-        raise InputError(f"no agent invocation left to import ({res.units} found; {dropped})")
-    cases = list(res.cases.values())
-    digest = hashlib.sha256("".join(canonical_case_json(c) + "\n" for c in cases).encode())
-    ref = DatasetRef(path=None, sha256=digest.hexdigest(), cases=len(cases))
-    if args.dataset:  # the cases written are those used; the joined file is named beside
-        joined = scan_dataset(args.dataset).model_dump()
-        ref = DatasetRef(path=None, sha256=ref.sha256, cases=len(cases), joined=joined)
-    header = RunHeader(
-        kind="score",
-        agent={"type": "imported-traces", "files": files},
-        dataset=ref,
-        scorers=scorers.specs,
-        settings={
-            "import": {
-                "group": args.group,
-                "case_id_attr": args.case_id_attr,
-                "join_attr": args.join_attr,
-                "sample": args.sample,
-                "seed": args.seed if args.sample is not None else None,
-                "since": args.since,
-                "until": args.until,
-                "where": list(args.where),
-                "spans": res.spans,
-                "skipped_spans": res.skipped_spans,
-                "filtered": res.filtered,
-                "unmatched": len(res.unmatched),
-            }
-        },
-    )
-    with RunWriter.create(out, header, command="agenteval import-traces") as writer:
-        _say(args, res)
-        write_cases(out, cases)
-        with frozen_heap():
-            for trial in res.trials:
-                writer.append(trial, scorers.apply(res.cases[trial.case_id], trial))
-        finish_run(writer, console_for(args), show=not args.quiet)
+    res = ImportResult()
+    # every file is read into the spool before the first trial comes out of the stream,
+    # so an unusable file (exit 2) stops the command before RUN_DIR is created
+    with contextlib.closing(iter_import(args.files, opts, res)) as stream:
+        first = next(stream, None)
+        if res.spans == 0:
+            raise InputError("hold no spans", file=", ".join(args.files))
+        if first is None:
+            dropped = ", ".join(f"{n} {why}" for why, n in res.filtered.items()) or "none found"
+            raise InputError(f"no agent invocation left to import ({res.units} found; {dropped})")
+        joined = scan_dataset(args.dataset).model_dump() if args.dataset else None
+        header = RunHeader(
+            kind="score",
+            agent={"type": "imported-traces", "files": files},
+            dataset=DatasetRef(path=None),  # completed once every case is known
+            scorers=scorers.specs,
+            settings=_settings(args, res),
+        )
+        with RunWriter.create(out, header, command="agenteval import-traces") as writer:
+            digest = hashlib.sha256()
+            with open(cases_path(out), "w", encoding="utf-8") as cases, frozen_heap():
+                for case, new, trial in itertools.chain([first], stream):
+                    if new:  # cases.jsonl in first-use order, each before its first trial
+                        cases.write(case_line(case))
+                        cases.flush()
+                        digest.update((canonical_case_json(case) + "\n").encode())
+                    writer.append(trial, scorers.apply(case, trial))
+            # the cases written are those used; the joined file is named beside
+            ref = DatasetRef(path=None, sha256=digest.hexdigest(), cases=res.case_count)
+            if joined is not None:
+                ref = DatasetRef(path=None, sha256=ref.sha256, cases=ref.cases, joined=joined)
+            header.dataset = ref
+            header.settings = _settings(args, res)
+            write_header(out, header)
+            _say(args, res)
+            finish_run(writer, console_for(args), show=not args.quiet)
     return 0
 
 
-def _say(args: argparse.Namespace, res: Any) -> None:
+def _settings(args: argparse.Namespace, res: ImportResult) -> dict[str, Any]:
+    return {
+        "import": {
+            "group": args.group,
+            "case_id_attr": args.case_id_attr,
+            "join_attr": args.join_attr,
+            "sample": args.sample,
+            "seed": args.seed if args.sample is not None else None,
+            "since": args.since,
+            "until": args.until,
+            "where": list(args.where),
+            "spans": res.spans,
+            "skipped_spans": res.skipped_spans,
+            "filtered": dict(res.filtered),
+            "unmatched": res.unmatched_count,
+        }
+    }
+
+
+def _say(args: argparse.Namespace, res: ImportResult) -> None:
     """What was read and left out, on stderr (one line each)."""
-    n_cases = len(res.cases)
     print(
         f"import-traces: {res.spans} spans, {res.units}"
         f" {'conversations' if args.group == 'conversation' else 'invocations'};"
-        f" {len(res.trials)} trials of {n_cases} cases",
+        f" {res.trial_count} trials of {res.case_count} cases",
         file=sys.stderr,
     )
     if res.skipped_spans:
@@ -199,11 +218,11 @@ def _say(args: argparse.Namespace, res: Any) -> None:
     if res.filtered:
         why = ", ".join(f"{n} {reason}" for reason, n in res.filtered.items())
         print(f"import-traces: left out: {why}", file=sys.stderr)
-    if res.unmatched:
+    if res.unmatched_count:
         shown = ", ".join(plain(v) for v in res.unmatched[:5])
-        more = ", ..." if len(res.unmatched) > 5 else ""
+        more = ", ..." if res.unmatched_count > 5 else ""
         print(
-            f"import-traces: {len(res.unmatched)} not in the dataset by {args.join_attr}"
+            f"import-traces: {res.unmatched_count} not in the dataset by {args.join_attr}"
             f" ({shown}{more}); kept with their recorded input",
             file=sys.stderr,
         )

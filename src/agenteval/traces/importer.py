@@ -1,8 +1,10 @@
 """Recorded traces → cases and trials (``agenteval import-traces``).
 
-Spans are read with :func:`agenteval.traces.otlp.read_file`, grouped into units by
-:func:`agenteval.traces.units.group_units` (one per agent invocation, or per
-conversation), filtered, sampled, and each unit becomes one case and one trial:
+Spans are read with :func:`agenteval.traces.otlp.read_file`, grouped into units as
+:func:`agenteval.traces.units.group_units` does (one per agent invocation, or per
+conversation; through an on-disk :class:`~agenteval.traces.spool.Spool`, so memory holds
+one trace or conversation at a time), filtered, sampled, and each unit becomes one case
+and one trial:
 
 - **trial**: ``output`` is the final answer (:mod:`agenteval.traces.messages`); tool
   calls, usage, tool definitions and ``latency.active_s`` come from
@@ -42,7 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,14 +59,16 @@ from agenteval.traces.mapping import (
 from agenteval.traces.messages import invocation_input, invocation_output
 from agenteval.traces.otlp import read_file
 from agenteval.traces.records import SpanRecord
-from agenteval.traces.units import Unit, attribute, group_units
+from agenteval.traces.spool import Spool
+from agenteval.traces.units import Unit, attribute
 from agenteval.trial import Failure, Latency, Trial
 from agenteval.unrecorded import NOT_RECORDED
 
-__all__ = ["ImportOptions", "ImportResult", "import_traces", "sample_key"]
+__all__ = ["ImportOptions", "ImportResult", "import_traces", "iter_import", "sample_key"]
 
 PLACEHOLDER_INPUT = "[input not recorded]"
 """The input of a case whose prompt the trace did not record."""
+UNMATCHED_SHOWN = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,17 +97,21 @@ class ImportResult:
     skipped_spans: dict[str, int] = field(default_factory=dict)
     filtered: dict[str, int] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)
-    """Join values (or ``(none)``) of units not found in the dataset."""
+    """The first join values (or ``(none)``) of units not found in the dataset (at most
+    :data:`UNMATCHED_SHOWN`; ``unmatched_count`` counts them all)."""
+    unmatched_count: int = 0
     not_recorded: int = 0
     """Trials missing some content."""
+    trial_count: int = 0
+    case_count: int = 0
 
     def drop(self, why: str) -> None:
         self.filtered[why] = self.filtered.get(why, 0) + 1
 
-
-def _spans(files: Sequence[str | Path]) -> Iterator[SpanRecord]:
-    for f in files:
-        yield from read_file(f)
+    def unmatch(self, value: str) -> None:
+        self.unmatched_count += 1
+        if len(self.unmatched) < UNMATCHED_SHOWN:
+            self.unmatched.append(value)
 
 
 def sample_key(seed: int, key: str) -> float:
@@ -261,38 +269,63 @@ def unit_trial(u: Unit) -> tuple[Any, Trial]:
     return case_input, trial
 
 
+def iter_import(
+    files: Sequence[str | Path], opts: ImportOptions, res: ImportResult
+) -> Generator[tuple[Case, bool, Trial], None, None]:
+    """Read ``files`` and make the trials one at a time: ``(case, new, trial)`` in start
+    order, ``case`` the one to score the trial against (the first made under its id),
+    ``new`` whether this is its id's first use (cases come in first-use order). ``res``
+    gets the counts (its ``cases`` and ``trials`` stay empty).
+
+    Memory holds one trace (one conversation) at a time: the spans go through an on-disk
+    :class:`~agenteval.traces.spool.Spool` first, so every file is read, and any unusable
+    one raises, before the first trial is made."""
+    with Spool(opts.group) as spool:
+        for f in files:
+            spool.add(read_file(f))
+        spool.build()
+        res.spans = spool.found.spans
+        res.skipped_spans = dict(spool.found.skipped)
+        res.units = spool.units_count
+        for u in spool.units():
+            if not _keep(u, opts, res):
+                continue
+            case_input, trial = unit_trial(u)
+            joined: Case | None = None
+            if opts.dataset is not None and opts.join_attr is not None:
+                value = _text(attribute(u, opts.join_attr))
+                joined = opts.dataset.get(value) if value is not None else None
+                if joined is None:
+                    res.unmatch(value if value is not None else "(none)")
+            if joined is not None:
+                cid = joined.id
+            else:
+                attr = None
+                if opts.case_id_attr is not None:
+                    attr = _text(attribute(u, opts.case_id_attr))
+                cid = attr or _hash_id(u.key)
+
+            def make(joined: Case | None = joined, cid: str = cid, given: Any = case_input) -> Case:
+                if joined is not None:
+                    return joined
+                return Case(id=cid, input=given if given is not None else PLACEHOLDER_INPUT)
+
+            case, repeat, new = spool.use_case(cid, make)
+            trial.case_id = cid
+            trial.repeat = repeat
+            if NOT_RECORDED in trial.metadata:
+                res.not_recorded += 1
+            res.trial_count += 1
+            res.case_count += new
+            yield case, new, trial
+
+
 def import_traces(files: Sequence[str | Path], opts: ImportOptions) -> ImportResult:
-    """Read ``files`` and make the cases and trials (module docstring)."""
+    """Read ``files`` and make the cases and trials, all in memory (module docstring;
+    ``import-traces`` streams them with :func:`iter_import`)."""
     res = ImportResult()
-    grouped = group_units(_spans(files), opts.group)
-    res.spans = grouped.spans
-    res.skipped_spans = dict(grouped.skipped)
-    res.units = len(grouped.units)
-    repeats: dict[str, int] = {}
-    for u in grouped.units:
-        if not _keep(u, opts, res):
-            continue
-        case_input, trial = unit_trial(u)
-        case: Case | None = None
-        if opts.dataset is not None and opts.join_attr is not None:
-            value = _text(attribute(u, opts.join_attr))
-            case = opts.dataset.get(value) if value is not None else None
-            if case is None:
-                res.unmatched.append(value if value is not None else "(none)")
-        if case is None:
-            cid = None
-            if opts.case_id_attr is not None:
-                cid = _text(attribute(u, opts.case_id_attr))
-            cid = cid or _hash_id(u.key)
-            case = res.cases.get(cid) or Case(
-                id=cid, input=case_input if case_input is not None else PLACEHOLDER_INPUT
-            )
-        res.cases.setdefault(case.id, case)
-        repeat = repeats.get(case.id, 0)
-        repeats[case.id] = repeat + 1
-        trial.case_id = case.id
-        trial.repeat = repeat
-        if NOT_RECORDED in trial.metadata:
-            res.not_recorded += 1
+    for case, new, trial in iter_import(files, opts, res):
+        if new:
+            res.cases[case.id] = case
         res.trials.append(trial)
     return res

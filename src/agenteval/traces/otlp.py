@@ -401,55 +401,9 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
 
     The kind is told from the content: text starting with ``{`` or ``[`` is JSON (an
     object with ``context`` is an OpenInference span), else protobuf. Blank lines are
-    skipped; a bad line raises with its line number.
+    skipped; a bad line raises with its line number. JSON lines are read one line at a
+    time (:mod:`agenteval.traces.tracefile`).
     """
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
-    from agenteval.traces.openinference_json import BadSpan, is_openinference, spans_of
+    from agenteval.traces.tracefile import read_file as read_streamed
 
-    if data.lstrip()[:1] not in (b"{", b"["):
-        yield from decode_protobuf(data, str(p))
-        return
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=p) from None
-    too_deep = False
-    try:  # one (possibly pretty-printed) document
-        doc = json.loads(text)
-    except ValueError:
-        doc = None
-    except RecursionError:  # deeper than the parser goes: no line would parse either
-        doc, too_deep = None, True
-    if doc is not None:
-        if is_openinference(doc):
-            try:
-                yield from spans_of(doc)
-            except BadSpan as e:
-                raise InputError(e.message, file=p, field=e.path or None) from None
-            return
-        yield from decode_json(doc, str(p))
-        return
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError as e:
-            if too_deep:  # a pretty-printed document, too deep to read as a whole
-                raise InputError("not JSON (nested too deeply)", file=p) from None
-            raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
-        except RecursionError:
-            raise InputError("not JSON (nested too deeply)", file=p, line=n) from None
-        try:
-            if is_openinference(doc):
-                yield from spans_of(doc)
-            else:
-                yield from _walk_json(doc)
-        except _Bad as e:
-            raise InputError(e.message, file=p, line=n, field=e.path or None) from None
-        except BadSpan as e:
-            raise InputError(e.message, file=p, line=n, field=e.path or None) from None
+    return read_streamed(path)

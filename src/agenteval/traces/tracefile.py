@@ -1,0 +1,189 @@
+"""Reading a trace file span by span (:func:`read_file`), in memory bounded by one line.
+
+The kind of file is told from its content, as :func:`agenteval.traces.otlp.read_file`
+documents: text starting with ``{`` or ``[`` is JSON, anything else one serialized
+protobuf ``ExportTraceServiceRequest``. What has to be in memory at once:
+
+- **JSON lines** (one OTLP request or OpenInference span per line, the Collector's file
+  exporter): one line at a time. The file is read line by line; the first line that holds
+  a JSON value decides: when nothing but blank lines follows, the file is one document,
+  else lines.
+- **One JSON document** spread over several lines (pretty-printed), and **protobuf**: the
+  whole file (a protobuf request cannot be split without decoding it; one document is one
+  JSON value).
+
+The results are those of reading the whole file at once: a file that is not UTF-8 is
+refused as such even when an earlier line is bad JSON (the rest of the file is checked
+before a line's error is raised), lines are numbered as :meth:`str.splitlines` numbers
+them, and the spans come in file order.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from agenteval.errors import InputError
+from agenteval.traces.records import SpanRecord
+
+__all__ = ["read_file"]
+
+_JSON_WS = frozenset(" \t\n\r")
+_BLOCK = 1 << 20
+
+
+def _not_utf8(p: Path) -> InputError:
+    return InputError("not UTF-8 text", file=p)
+
+
+def _rest_is_utf8(f: IO[bytes]) -> bool:
+    """Whether the rest of ``f`` decodes as UTF-8 (read in blocks)."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for block in iter(lambda: f.read(_BLOCK), b""):
+            dec.decode(block)
+        dec.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _lines(f: IO[bytes], p: Path) -> Iterator[tuple[int, str]]:
+    """``(number, line with its line break)`` as ``splitlines(keepends=True)`` of the
+    whole decoded file gives them (a ``\\n`` never falls inside a UTF-8 sequence)."""
+    n = 0
+    for raw in f:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _not_utf8(p) from None
+        for line in text.splitlines(keepends=True):
+            n += 1
+            yield n, line
+
+
+_TOO_DEEP = "not JSON (nested too deeply)"
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _json_ws(line: str) -> bool:
+    return _JSON_WS.issuperset(line)
+
+
+def _content(line: str) -> str:
+    """A line without its line break."""
+    return line.splitlines()[0] if line else line
+
+
+def _doc_spans(doc: Any, p: Path, line: int | None) -> Iterator[SpanRecord]:
+    from agenteval.traces.openinference_json import BadSpan, is_openinference, spans_of
+    from agenteval.traces.otlp import _Bad, _walk_json
+
+    try:
+        if is_openinference(doc):
+            yield from spans_of(doc)
+        else:
+            yield from _walk_json(doc)
+    except (_Bad, BadSpan) as e:
+        raise InputError(e.message, file=p, line=line, field=e.path or None) from None
+
+
+def _whole_json(f: IO[bytes], p: Path) -> Any:
+    """The whole file as one JSON value (None when it is not one)."""
+    f.seek(0)
+    try:
+        text = f.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise _not_utf8(p) from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+    except RecursionError:  # deeper than the parser goes: no line of it would parse either
+        raise InputError(_TOO_DEEP, file=p) from None
+
+
+def _json_file(f: IO[bytes], p: Path) -> Iterator[SpanRecord]:
+    lines = _lines(f, p)
+    all_ws = True  # every character but the first value's is JSON whitespace
+    first: tuple[int, Any] | None = None
+    for n, line in lines:
+        if _blank(line):
+            all_ws = all_ws and _json_ws(line)
+            continue
+        if first is None:
+            try:
+                doc = json.loads(_content(line))
+            except RecursionError:
+                raise InputError(_TOO_DEEP, file=p, line=n) from None
+            except json.JSONDecodeError as e:
+                # a pretty-printed document, else this line is bad
+                whole = _whole_json(f, p)
+                if whole is not None:
+                    yield from _doc_spans(whole, p, None)
+                    return
+                raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
+            first = (n, doc)
+            all_ws = all_ws and _json_ws(line[len(_content(line)) :])
+            continue
+        # a second value: JSON lines (the first one included)
+        yield from _checked(_doc_spans(first[1], p, first[0]), f, p)
+        yield from _checked(_line_spans(n, line, p), f, p)
+        for m, more in lines:
+            if not _blank(more):
+                yield from _checked(_line_spans(m, more, p), f, p)
+        return
+    if first is not None:  # one value: the whole file is that document, if only space is around
+        yield from _checked(_doc_spans(first[1], p, None if all_ws else first[0]), f, p)
+
+
+def _line_spans(n: int, line: str, p: Path) -> Iterator[SpanRecord]:
+    try:
+        doc = json.loads(_content(line))
+    except RecursionError:
+        raise InputError(_TOO_DEEP, file=p, line=n) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
+    yield from _doc_spans(doc, p, n)
+
+
+def _checked(spans: Iterator[SpanRecord], f: IO[bytes], p: Path) -> Iterator[SpanRecord]:
+    """``spans``; an error in them stands only when the rest of the file is UTF-8 (reading
+    the whole file at once would have refused it as not UTF-8 first)."""
+    try:
+        yield from spans
+    except InputError:
+        if not _rest_is_utf8(f):
+            raise _not_utf8(p) from None
+        raise
+
+
+def read_file(path: str | Path) -> Iterator[SpanRecord]:
+    """Every span of a trace file (module docstring; the formats are those of
+    :func:`agenteval.traces.otlp.read_file`)."""
+    p = Path(path)
+    try:
+        f = open(p, "rb")  # noqa: SIM115 - closed below, the generator may stop early
+    except OSError as e:
+        raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
+    with f:
+        try:
+            head = f.read(4096)
+            while head and not head.lstrip():
+                head = f.read(4096)
+            kind = head.lstrip()[:1]
+            f.seek(0)
+            if kind not in (b"{", b"["):
+                from agenteval.traces.otlp import decode_protobuf
+
+                yield from decode_protobuf(f.read(), str(p))
+                return
+        except OSError as e:
+            raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
+        yield from _json_file(f, p)
