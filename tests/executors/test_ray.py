@@ -6,6 +6,7 @@ with a one-process run. Skipped when Ray is not installed (it is in the ``dev`` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -96,7 +97,10 @@ def _free_port() -> int:
 
 @pytest.fixture
 def ray_head(tmp_path: Path) -> Iterator[str]:
-    """A real Ray cluster head on this machine (``ray start --head``), stopped after."""
+    """A real Ray cluster head on this machine (``ray start --head --block``, in a process
+    group of its own), stopped after by ending that group: never ``ray stop``, which ends
+    every Ray instance of the machine's user, a developer's own cluster or another test
+    run's included."""
     ray = shutil.which("ray", path=os.path.dirname(sys.executable)) or shutil.which("ray")
     assert ray is not None
     port = _free_port()
@@ -104,15 +108,51 @@ def ray_head(tmp_path: Path) -> Iterator[str]:
     env = _env(WORKER_PIDS_DIR=str(tmp_path / "pids"), WORKER_AGENT_SLEEP="0.05")
     (tmp_path / "pids").mkdir()
     start = [ray, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false"]
-    r = subprocess.run(
-        [*start, f"--temp-dir={temp}"], env=env, capture_output=True, text=True, timeout=120
+    log = open(tmp_path / "ray-head.log", "wb")  # noqa: SIM115 - closed below
+    head = subprocess.Popen(
+        [*start, f"--temp-dir={temp}", "--block"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
-    assert r.returncode == 0, r.stderr + r.stdout
     try:
+        status = [ray, "status", f"--address=127.0.0.1:{port}"]
+        end = time.monotonic() + 120
+        while subprocess.run(status, env=env, capture_output=True, timeout=60).returncode != 0:
+            assert head.poll() is None, (tmp_path / "ray-head.log").read_text()[-3000:]
+            assert time.monotonic() < end, "ray start --head did not come up in 120 s"
+            time.sleep(1)
         yield f"127.0.0.1:{port}"
     finally:
-        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(head.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                head.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        _kill_by_temp_dir(temp)  # anything of this cluster that left the group
+        log.close()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _kill_by_temp_dir(temp: Path) -> None:
+    """SIGKILL every process whose command line names ``temp`` (this cluster's only)."""
+    mark = str(temp).encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if mark in cmdline:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(proc.name), signal.SIGKILL)
 
 
 def test_ray_address_run_survives_a_killed_actor(
