@@ -1,7 +1,8 @@
 """export-otel received by a real tracing backend: Arize Phoenix (``phoenix serve``).
 
 Phoenix is not in the ``dev`` extra (850 MB; docs/traces.md): ``.ci/run`` installs it in a
-venv of its own and sets ``AGENTEVAL_PHOENIX``. The test runs when a ``phoenix`` executable is found:
+venv of its own and sets ``AGENTEVAL_PHOENIX``. The test runs when a ``phoenix``
+executable is found:
 ``AGENTEVAL_PHOENIX=/path/to/venv/bin/phoenix`` (Phoenix in a venv of its own), or
 ``phoenix`` on PATH; otherwise it is skipped, saying why.
 
