@@ -110,3 +110,21 @@ def test_without_the_extra_exit_2_naming_it(run: Path, tmp_path: Path) -> None:
         " installed): pip install 'agenteval[frames]'\n"
     )
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_ctrl_c_while_writing_leaves_no_file(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted mid-write: neither the output nor its temporary file is left."""
+    from agenteval.cli import main
+
+    def interrupted(self: object, path: object, **kw: object) -> None:
+        Path(str(path)).write_text("case_id,half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", interrupted)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(["export", str(run), "--format", "csv", "--out", str(out / "t.csv")])
+    assert code == 130
+    assert list(out.iterdir()) == []

@@ -13,6 +13,7 @@ is never written inside the run directory, never replaces an existing file unles
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -73,11 +74,12 @@ def run(args: argparse.Namespace) -> int:
             os.link(tmp, out)  # fails if out appeared meanwhile: never replaced silently
             os.unlink(tmp)
     except FileExistsError:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"--out {out}: already exists; pass --overwrite to replace it") from None
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         print(f"agenteval: error: --out {out}: cannot write ({e.strerror or e})", file=sys.stderr)
         return EXIT_IO
+    finally:  # also on Ctrl-C: no half-written temporary file is left behind
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     print(f"{out} ({len(df)} rows)")
     return EXIT_OK
