@@ -273,3 +273,13 @@ def test_markdown_comment_has_the_unpaired_statistics_and_no_live_mention(window
     for needle in ("**unpaired**", "cases (base/cand)", "min drop (80% power)", "Fisher"):
         assert needle in text, needle
     assert f"@{ZWJ}acme/ops" in text and "@acme" not in text
+
+
+def test_a_baseline_without_spread_does_not_claim_any_drop_is_detectable(window: Make) -> None:
+    """Every baseline value equal: the minimum detectable drop uses both runs' spread
+    instead of reporting 0 (which would say even a 0.001 drop blocks reliably)."""
+    base = window([{"graded_f": 1.0} for _ in range(40)], "w1")
+    cand = window([{"graded_f": 1.0 if i % 2 else 0.5} for i in range(40)], "w2")
+    r = compare_runs(base, cand)
+    (g,) = [c for c in r.scorers if c.scorer == "graded_f"]
+    assert g.min_detectable_drop is not None and g.min_detectable_drop > 0.1

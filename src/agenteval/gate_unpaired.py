@@ -71,6 +71,14 @@ __all__ = ["decide_unpaired"]
 MAX_IDS = 5
 
 
+def _sd(values: list[float]) -> float:
+    """Sample standard deviation (0 for fewer than two values)."""
+    if len(values) < 2:
+        return 0.0
+    mu = sum(values) / len(values)
+    return math.sqrt(sum((v - mu) ** 2 for v in values) / (len(values) - 1))
+
+
 def _ids(ids: list[str]) -> str:
     more = f" (+{len(ids) - MAX_IDS} more)" if len(ids) > MAX_IDS else ""
     return ", ".join(ids[:MAX_IDS]) + more
@@ -196,9 +204,9 @@ def _compare_scorer(
             bv, cv, seed=PERMUTATION_SEED, resamples=resamples_for(level)
         )
         p, test = res.p_value, f"permutation_two_sample ({res.method})"
-        ref = bv if n1 >= 2 else bv + cv
-        mu = sum(ref) / len(ref)
-        sd = math.sqrt(sum((v - mu) ** 2 for v in ref) / max(1, len(ref) - 1))
+        sd = _sd(bv) if n1 >= 2 else 0.0
+        if sd == 0.0:  # no spread seen in the baseline: not proof of none, use both runs'
+            sd = _sd(bv + cv)
         mdd = two_sample.shift_min_detectable_drop(n1, n2, sd, base, level, allowed)
     return ScorerComparison(
         scorer=name,
