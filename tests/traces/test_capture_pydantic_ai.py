@@ -197,6 +197,7 @@ def test_a_tool_that_raises_fails_the_trial_and_keeps_the_calls_before(tmp_path:
     t = rec
     assert t.failure is not None and t.failure.cause == "agent_error"
     assert t.failure.message == "ValueError: customer database is down"
+    assert t.metadata["trajectory_source"] == "otel"  # where the failed trial's calls came from
     ok, bad = t.tool_calls
     assert (ok.result, ok.error) == ({"id": 3, "name": "Ada"}, None)
     assert (bad.arguments, bad.result) == ({"name": "crash"}, None)

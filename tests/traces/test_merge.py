@@ -55,6 +55,7 @@ def test_the_agents_own_trajectory_source_key_is_kept() -> None:
 def test_keep_partial_puts_what_was_seen_on_the_recorder() -> None:
     rec = Recorder()
     assert SEEN.trajectory is not None
-    keep_partial(SEEN.trajectory, rec)
+    keep_partial(SEEN.trajectory, rec, "otel")
     assert [c.name for c in rec.tool_calls] == ["span_call"]
+    assert rec.metadata == {"trajectory_source": "otel"}
     assert rec.usage[0].input_tokens == 5 and rec.active_s == 0.25

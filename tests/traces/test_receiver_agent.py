@@ -155,6 +155,7 @@ def test_a_failed_trial_keeps_the_spans_calls_and_does_not_wait() -> None:
     t, elapsed, r = trial(AgentFailure("server_error", "HTTP 500"), wait_s=10, root=False)
     assert t.failure is not None and t.failure.cause == "server_error"
     assert [c.name for c in t.tool_calls] == ["from_span"]
+    assert t.metadata["trajectory_source"] == "otlp"
     assert elapsed < 3
     assert r.stats.spans == 2
 

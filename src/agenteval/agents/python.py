@@ -328,7 +328,7 @@ def normalize_result(
         out = _normalize(result, rec, target)
     except AgentFailure:
         if seen is not None and seen.trajectory is not None:
-            keep_partial(seen.trajectory, rec)  # returned calls (already in rec) win
+            keep_partial(seen.trajectory, rec, seen.source)  # returned calls (in rec) win
         raise
     return merge(out, seen, rec)
 

@@ -62,16 +62,18 @@ def watch(source: Any, rec: Recorder) -> Iterator[Seen]:
         try:
             yield seen
         except BaseException:
-            keep_partial(t.trajectory(), rec)
+            keep_partial(t.trajectory(), rec, getattr(t, "source", source.name))
             raise
         seen.source = getattr(t, "source", source.name)
         seen.trajectory = t.trajectory()
 
 
-def keep_partial(t: Trajectory, rec: Recorder) -> None:
-    """Record on ``rec`` what was seen before the agent failed."""
+def keep_partial(t: Trajectory, rec: Recorder, source: str) -> None:
+    """Record on ``rec`` what was seen before the agent failed (the calls say where they
+    came from: ``metadata.trajectory_source``, as on an answered trial)."""
     if t.tool_calls and not rec.tool_calls:
         rec.tool_calls = list(t.tool_calls)
+        rec.metadata["trajectory_source"] = source
     if not rec.usage:
         for u in t.usage:
             rec.add_usage(u.model, u.input_tokens, u.output_tokens)

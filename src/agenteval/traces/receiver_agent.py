@@ -88,7 +88,7 @@ class ReceiverAgent:
             self.receiver.release(box.context)
         traj = trajectory_from_spans(box.spans)
         if out is None:
-            keep_partial(traj, rec)
+            keep_partial(traj, rec, SOURCE)
             return None
         if out.tool_calls == []:  # the response listed none: the spans may have them
             out.tool_calls = None
