@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,14 @@ def test_create_refuses_to_overwrite_a_run(tmp_path: Path) -> None:
     _write(run, 1)
     with pytest.raises(InputError, match="already holds a run"):
         RunWriter.create(run, RunHeader())
+    # the way out it names exists for the command that asked
+    for command, how in (
+        ("agenteval run", "use --resume to continue it"),
+        ("evaluate()", "pass resume=True to continue it"),
+        ("agenteval import-traces", "choose another --out (a run is never overwritten)"),
+    ):
+        with pytest.raises(InputError, match=re.escape(how)):
+            RunWriter.create(run, RunHeader(), command=command)
 
 
 def test_torn_last_line_is_skipped_by_readers_and_cut_on_resume(tmp_path: Path) -> None:

@@ -272,11 +272,12 @@ def _check_reusable(d: Path, overwrite: bool, command: str = "agenteval run") ->
     if HEADER in names:
         if overwrite:
             return
-        how = (
-            "use --resume to continue it or choose another --out"
-            if command.startswith("agenteval run")
-            else "choose another --out (a run is never overwritten)"
-        )
+        if command.startswith("agenteval run"):
+            how = "use --resume to continue it or choose another --out"
+        elif command.startswith("evaluate()"):
+            how = "pass resume=True to continue it or choose another out"
+        else:
+            how = "choose another --out (a run is never overwritten)"
         raise InputError(f"already holds a run; {how}", file=d)
     shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
     raise InputError(
