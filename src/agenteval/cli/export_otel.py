@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -74,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     from agenteval.traces.exporter import OtlpJsonFile, export_run, otlp_http_sink
 
     if args.otlp_endpoint is not None:
+        # the exporter logs its own line on failure; ours (exit 5) is the one line
+        logging.getLogger("opentelemetry.exporter.otlp").setLevel(logging.CRITICAL + 1)
         sink = otlp_http_sink(args.otlp_endpoint, args.timeout)
         stats = export_run(args.run, sink, service_name=args.service_name)
         where = redact_urls(args.otlp_endpoint)
