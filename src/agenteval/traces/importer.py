@@ -64,7 +64,7 @@ from agenteval.traces.otlp import read_file
 from agenteval.traces.records import SpanRecord
 from agenteval.traces.spool import Spool
 from agenteval.traces.units import Unit, attribute
-from agenteval.trial import Failure, Latency, Trial
+from agenteval.trial import Failure, Latency, Trial, Usage
 from agenteval.unrecorded import NOT_RECORDED
 
 __all__ = ["ImportOptions", "ImportResult", "import_traces", "iter_import", "sample_key"]
@@ -208,7 +208,29 @@ def _exported_metadata(root: SpanRecord) -> dict[str, Any]:
         return {}
     if not isinstance(got, dict):
         return {}
-    return {k: got[k] for k in ("conversation", "state", "state_error") if k in got}
+    out = {k: got[k] for k in ("conversation", "state") if k in got}
+    if isinstance(got.get("state_error"), str):
+        out["state_error"] = got["state_error"]
+    conv = out.get("conversation")
+    if isinstance(conv, dict):  # usage that is not Usage would stop the run's summary
+        holders = [t for t in conv.get("turns") or [] if isinstance(t, dict)]
+        holders += [conv["user"]] if isinstance(conv.get("user"), dict) else []
+        for h in holders:
+            if "usage" in h:
+                h["usage"] = _usages(h["usage"])
+    return out
+
+
+def _usages(raw: Any) -> list[Any]:
+    """The entries of ``raw`` that are token usage (the others left out)."""
+    kept = []
+    for u in raw if isinstance(raw, list) else []:
+        try:
+            Usage.model_validate(u)
+        except ValueError:
+            continue
+        kept.append(u)
+    return kept
 
 
 def unit_trial(u: Unit) -> tuple[Any, Trial]:
