@@ -286,5 +286,7 @@ def test_conversation_turns_share_the_trials_trace(tmp_path: Path, cli: Any, ser
     assert t["metadata"]["trajectory_source"] == "otlp"
     assert t["metadata"]["otlp_spans"] == 12
     assert len(t["metadata"]["conversation"]["turns"]) == 2
+    # each turn's calls are the spans of that turn's request (procedure rules read them)
+    assert [turn["calls"] for turn in t["metadata"]["conversation"]["turns"]] == [[0, 2], [2, 4]]
     check_found(trials["alan"], "Alan")
     assert stats(proc.stderr) == {"spans": 18, "unknown": 0, "late": 0, "refused": 0}
