@@ -69,8 +69,11 @@ class ReceiverAgent:
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """Open the trial's trace, then run the inner agent (its requests carry it)."""
         ctx = rec.trace = rec.trace or TraceContext.new()  # a conversation's turns share it
-        if ctx.trace_id not in self._boxes:
+        box = self._boxes.get(ctx.trace_id)
+        if box is None:
             self._boxes[ctx.trace_id] = self.receiver.expect(ctx)
+        else:  # a conversation's next turn: the wait is for its spans too
+            box.another_request()
         return await self.inner.run(case, repeat, rec)
 
     async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
