@@ -31,8 +31,8 @@ a test fails when this page and the code disagree).
 | 5 | an output could not be written (disk full, read-only, permission denied): what was written is kept and `run --resume` continues; a `rescore` or `judge` removes its new run; `import-traces` also when its temporary spool (in `TMPDIR`) is full, before RUN_DIR is created | `run`, `score`, `rescore`, `judge`, `import-traces`, `gate`, `export`, `proxy` |
 | 6 | `--processes` / `--executor ray`: every worker was lost (killed, out of memory, node gone) with nothing answered in between. `run`: what was written is kept (no summary) and `--resume` continues; `rescore`: the half-written new run is removed, rescore again | `run`, `rescore` |
 | 130 | interrupted by Ctrl-C (SIGINT): what finished is kept and summarised (`view`: how it stops) | `run`, `score`, `rescore`, `judge`, `view` |
-| 143 | `run` stopped by SIGTERM (handled like one Ctrl-C) | `run` |
-| 129 | `run` stopped by SIGHUP (handled like one Ctrl-C) | `run` |
+| 143 | `run` stopped by SIGTERM (handled like one Ctrl-C); `import-traces` stopped by SIGTERM (its temporary spool removed) | `run`, `import-traces` |
+| 129 | `run` stopped by SIGHUP (handled like one Ctrl-C); `import-traces` stopped by SIGHUP (its temporary spool removed) | `run`, `import-traces` |
 
 **Run directories.** `run`, `score`, `rescore` and `judge` write a new run only into a
 directory that does not exist yet or is empty; a directory that holds a run is refused

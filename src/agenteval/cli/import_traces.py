@@ -122,6 +122,13 @@ def _sha256(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agenteval.stopsignals import exit_on_stop_signals
+
+    with exit_on_stop_signals():  # the spool is removed on SIGTERM/SIGHUP too
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from agenteval.dataset import canonical_case_json, load_case_index, scan_dataset
     from agenteval.traces.importer import ImportOptions, ImportResult, iter_import
 
