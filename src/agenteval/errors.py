@@ -7,7 +7,9 @@ message and exits with :data:`EXIT_INPUT`; it never shows a traceback for one.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +120,19 @@ def cannot_write(e: OSError, path: str | Path, what: str) -> AgentEvalError:
     if e.errno in _WRITE_ERRNOS:
         return RunWriteError.from_os_error(e, path)
     return InputError(f"cannot create {what} ({e.strerror or e})", file=path)
+
+
+@contextlib.contextmanager
+def writing_run(trials: str | Path, kept: str) -> Iterator[None]:
+    """Turn a refused write (read-only, permission, disk full: :data:`_WRITE_ERRNOS`) in
+    the block into :class:`RunWriteError` (exit 5): ``cannot write PATH: STRERROR; KEPT``,
+    ``trials`` the path named when the error has none. For the commands that write a new
+    run in one go (``score``, ``rescore``, ``judge``, ``import-traces``): ``kept`` says
+    what became of it (they have no ``--resume``)."""
+    try:
+        yield
+    except OSError as e:
+        if e.errno not in _WRITE_ERRNOS:
+            raise
+        where = e.filename if e.filename is not None else trials
+        raise RunWriteError(f"cannot write {where}: {e.strerror or e}; {kept}") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -57,3 +58,25 @@ def restored_signal_handlers() -> Iterator[None]:
             if handler is not None:
                 with contextlib.suppress(OSError, ValueError, RuntimeError):
                     signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def exit_on_stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise SystemExit (143, 129) in the block, as Ctrl-C raises
+    KeyboardInterrupt: the block's ``finally`` and ``with`` exits run (temporary files are
+    removed) instead of the process dying on the spot. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        print(f"agenteval: stopped by {signal_name(signum)}", file=sys.stderr, flush=True)
+        raise SystemExit(exit_code_for(signum))
+
+    sigs = [s for s in STOP_SIGNALS if s != signal.SIGINT]
+    saved = {s: signal.signal(s, stop) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)

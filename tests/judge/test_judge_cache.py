@@ -86,3 +86,33 @@ def test_any_text_roundtrips(content: str, refusal: str | None) -> None:
         key = cache_key({"c": content})
         cache.put(key, CachedReply(content, refusal))
         assert cache.get(key) == CachedReply(content, refusal)
+
+
+def test_a_claim_left_by_a_dead_process_is_taken_over_whatever_its_pid(tmp_path: Path) -> None:
+    """A claim file left behind (a judge killed mid-call, a cache directory restored in
+    a new container) never makes a judge wait, even when the pid written in it now names
+    a live process (pid reuse)."""
+    import os
+
+    cache = JudgeCache(tmp_path)
+    key = cache_key({"k": 1})
+    left = cache._path(key).with_suffix(".claim")
+    left.parent.mkdir(parents=True)
+    left.write_text(str(os.getpid()))  # alive: this very process
+    assert cache.claim(key)  # taken over at once
+    other = JudgeCache(tmp_path)
+    assert not other.claim(key)  # held now
+    cache.release(key)
+    assert other.claim(key)
+    other.release(key)
+
+
+def test_claims_are_held_per_claim_not_per_process(tmp_path: Path) -> None:
+    """Two judges in one process (or one judge's two trials) wait for each other too."""
+    a, b = JudgeCache(tmp_path), JudgeCache(tmp_path)
+    key = cache_key({"k": 2})
+    assert a.claim(key)
+    assert not b.claim(key) and not a.claim(key)
+    a.release(key)
+    assert b.claim(key)
+    b.release(key)

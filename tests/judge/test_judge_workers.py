@@ -268,3 +268,34 @@ def test_a_lost_workers_cached_reply_is_recorded_as_the_call_it_was(tmp_path: Pa
     assert claimed.to_dict() == called.to_dict() and called.usage
     assert (stats.calls, stats.cache_hits, stats.input_tokens) == (1, 0, 51)
     assert hit.usage == [] and "cached" in hit.reason and hit_stats.cache_hits == 1
+
+
+def test_repeats_with_one_prompt_are_asked_once_as_by_one_process(tmp_path: Path) -> None:
+    """Bug: repeats that give the judge the same prompt (a deterministic agent's repeats)
+    were in flight on two workers at once: both paid for the call (more calls than 20),
+    and the file differed from the one-process one (no ``cached``, usage on both)."""
+    src = tmp_path / "src"
+    cases = [
+        Case(id=f"d{i:02d}", input=f"what is {i} + 1?", expected=str(i + 1)) for i in range(20)
+    ]
+    with RunWriter.create(src, RunHeader(scorers=["exact_match"])) as w:
+        write_cases(src, cases)
+        for repeat in range(2):
+            for i, case in enumerate(cases):
+                t = Trial(case_id=case.id, repeat=repeat, output=str(i + 1))
+                w.append(t, {"exact_match": Score(1.0, "x")})
+    runs = {}
+    for name, more in (("one", ()), ("two", ("--processes", "2"))):
+        with FakeJudge(script=_verdict) as srv:
+            cmd = _cmd(src, tmp_path / name, srv, tmp_path / f"cache-{name}", *more)
+            at = cmd.index("answer_relevance")
+            del cmd[at - 1 : at + 1]  # one rubric: more trials in flight per worker
+            r = _judge(*cmd)
+            assert r.returncode == 0, r.stderr
+            runs[name] = (
+                srv.calls,
+                _stats(r.stdout),
+                (tmp_path / name / "trials.jsonl").read_bytes(),
+            )
+    assert runs["one"][0] == runs["two"][0] == 20  # each prompt paid for once
+    assert runs["two"] == runs["one"]

@@ -286,5 +286,24 @@ def test_conversation_turns_share_the_trials_trace(tmp_path: Path, cli: Any, ser
     assert t["metadata"]["trajectory_source"] == "otlp"
     assert t["metadata"]["otlp_spans"] == 12
     assert len(t["metadata"]["conversation"]["turns"]) == 2
+    # each turn's calls are the spans of that turn's request (procedure rules read them)
+    assert [turn["calls"] for turn in t["metadata"]["conversation"]["turns"]] == [[0, 2], [2, 4]]
     check_found(trials["alan"], "Alan")
     assert stats(proc.stderr) == {"spans": 18, "unknown": 0, "late": 0, "refused": 0}
+
+
+def test_a_conversations_last_turn_spans_are_waited_for(
+    tmp_path: Path, cli: Any, service: Any
+) -> None:
+    """Bug: the wait ended early once *a* root span had arrived: the first turn's root
+    (arrived before the turn answered) ended it as soon as the last turn answered, so the
+    last turn's spans, exported 0.6 s later, came after the wait and were dropped as late."""
+    svc = service(AGENT_BATCH_MS="1", AGENT_SLOW_S="0.3", AGENT_LATE_S="0.6")
+    # the first turn answers 0.3 s after its spans ended: they have arrived by then
+    turns = ["slow- How many orders has Ada?", "late- How many orders has Grace?"]
+    cases = [{"id": "c", "turns": turns}]
+    trials, proc = run(tmp_path, cli, svc, cases, "--otlp-wait", "5", endpoint=True)
+    t = trials["c"]
+    assert stats(proc.stderr) == {"spans": 12, "unknown": 0, "late": 0, "refused": 0}
+    assert t["metadata"]["otlp_spans"] == 12
+    assert [c["arguments"] for c in t["tool_calls"][::2]] == [{"name": "Ada"}, {"name": "Grace"}]

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval._gc import frozen_heap
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run, plain
-from agenteval.errors import InputError
+from agenteval.errors import InputError, writing_run
 from agenteval.outpaths import check_out_dir
-from agenteval.rundir import DatasetRef, RunHeader, RunWriter, cases_path, write_header
+from agenteval.rundir import TRIALS, DatasetRef, RunHeader, RunWriter, cases_path, write_header
 from agenteval.runwriter import case_line
 
 if TYPE_CHECKING:
@@ -122,6 +122,13 @@ def _sha256(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agenteval.stopsignals import exit_on_stop_signals
+
+    with exit_on_stop_signals():  # the spool is removed on SIGTERM/SIGHUP too
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from agenteval.dataset import canonical_case_json, load_case_index, scan_dataset
     from agenteval.traces.importer import ImportOptions, ImportResult, iter_import
 
@@ -164,7 +171,10 @@ def run(args: argparse.Namespace) -> int:
             scorers=scorers.specs,
             settings=_settings(args, res),
         )
-        with RunWriter.create(out, header, command="agenteval import-traces") as writer:
+        with (
+            writing_run(out / TRIALS, "what was written is kept"),
+            RunWriter.create(out, header, command="agenteval import-traces") as writer,
+        ):
             digest = hashlib.sha256()
             with open(cases_path(out), "w", encoding="utf-8") as cases, frozen_heap():
                 for case, new, trial in itertools.chain([first], stream):

@@ -34,7 +34,7 @@ from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.judge_parallel import judged_scores
 from agenteval.cli.rescore import _remove_new_run, load_run_cases
-from agenteval.errors import InputError
+from agenteval.errors import InputError, writing_run
 from agenteval.judge import (
     Judge,
     measure_agreement,
@@ -42,7 +42,15 @@ from agenteval.judge import (
     render_agreement,
 )
 from agenteval.outpaths import check_out_dir
-from agenteval.rundir import RunHeader, RunWriter, TrialRecord, cases_path, iter_trials, read_header
+from agenteval.rundir import (
+    TRIALS,
+    RunHeader,
+    RunWriter,
+    TrialRecord,
+    cases_path,
+    iter_trials,
+    read_header,
+)
 from agenteval.runlock import refuse_if_being_written
 from agenteval.score import Score
 
@@ -151,22 +159,23 @@ def run_judge(args: argparse.Namespace) -> int:
             await _judge_records(judge, iter_trials(src), cases, writer, config.concurrency * 2)
 
     created = not out.exists()
-    try:
-        with RunWriter.create(out, header, command="agenteval judge") as writer:
-            (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
-            if executor is None:
-                asyncio.run(go(writer))
-            else:
-                judge_parallel(src, writer, judge, executor, spec)
-            try:
-                finish_run(writer, console, show=not args.quiet)
-            except ImportError:  # the report package is optional at this layer
-                writer.finish(None)
-                if not args.quiet:
-                    console.print(f"run written to {out}", markup=False)
-    except BaseException:  # a judge run cannot be resumed: leave no half-written run
-        _remove_new_run(out, created)
-        raise
+    with writing_run(out / TRIALS, "the new run was removed: judge again"):
+        try:
+            with RunWriter.create(out, header, command="agenteval judge") as writer:
+                (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
+                if executor is None:
+                    asyncio.run(go(writer))
+                else:
+                    judge_parallel(src, writer, judge, executor, spec)
+                try:
+                    finish_run(writer, console, show=not args.quiet)
+                except ImportError:  # the report package is optional at this layer
+                    writer.finish(None)
+                    if not args.quiet:
+                        console.print(f"run written to {out}", markup=False)
+        except BaseException:  # a judge run cannot be resumed: leave no half-written run
+            _remove_new_run(out, created)
+            raise
     if not args.quiet:
         console.print(_stats_line(judge), markup=False)
     return 0

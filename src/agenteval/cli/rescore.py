@@ -41,7 +41,7 @@ from agenteval.cli._common import (
     scorer_overrides,
 )
 from agenteval.cli._executor_args import executor_from_args
-from agenteval.errors import InputError
+from agenteval.errors import InputError, writing_run
 from agenteval.outpaths import check_out_dir
 from agenteval.rundir import (
     CASES,
@@ -213,23 +213,24 @@ def run(args: argparse.Namespace) -> int:
             source_run=str(src),
         )
         created = not out.exists()
-        writer = RunWriter.create(out, header, command="agenteval rescore")
-        try:
-            with writer:
-                shutil.copyfile(cases.path, out / CASES)
-                executor = executor_from_args(args)
-                if executor is None:
-                    live = live_summary(writer)  # reads the tags of the snapshot just copied
-                    _rescore(src, writer, cases, scorers)
-                else:  # workers score; the summary is read back from the new trials
-                    from agenteval.cli.rescore_parallel import rescore_parallel
+        with writing_run(out / TRIALS, "the new run was removed: rescore again"):
+            writer = RunWriter.create(out, header, command="agenteval rescore")
+            try:
+                with writer:
+                    shutil.copyfile(cases.path, out / CASES)
+                    executor = executor_from_args(args)
+                    if executor is None:
+                        live = live_summary(writer)  # reads the tags of the snapshot just copied
+                        _rescore(src, writer, cases, scorers)
+                    else:  # workers score; the summary is read back from the new trials
+                        from agenteval.cli.rescore_parallel import rescore_parallel
 
-                    live = None
-                    cases.check_rest(seen=rescore_parallel(src, writer, scorers, executor))
-                finish_run(writer, console_for(args), show=not args.quiet, live=live)
-        except BaseException:
-            _remove_new_run(out, created)
-            raise
+                        live = None
+                        cases.check_rest(seen=rescore_parallel(src, writer, scorers, executor))
+                    finish_run(writer, console_for(args), show=not args.quiet, live=live)
+            except BaseException:
+                _remove_new_run(out, created)
+                raise
     finally:
         cases.close()
     return 0

@@ -15,9 +15,9 @@ from typing import Any
 from agenteval._gc import frozen_heap
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run
 from agenteval.dataset import iter_cases, load_case_index, scan_dataset
-from agenteval.errors import InputError
+from agenteval.errors import InputError, writing_run
 from agenteval.outpaths import check_out_dir
-from agenteval.rundir import RunHeader, RunWriter, write_cases
+from agenteval.rundir import TRIALS, RunHeader, RunWriter, write_cases
 from agenteval.trialfile import iter_numbered_trials, iter_trial_file
 
 
@@ -60,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
         scorers=scorers.specs,
         settings={"trials_file": str(Path(args.trials))},
     )
-    with RunWriter.create(out, header, command="agenteval score") as writer:
+    with (
+        writing_run(out / TRIALS, "what was written is kept"),
+        RunWriter.create(out, header, command="agenteval score") as writer,
+    ):
         write_cases(out, iter_cases(args.cases))
         with frozen_heap():
             for trial in iter_trial_file(args.trials):

@@ -4,8 +4,15 @@ One JSON file per key, under ``DIR/<first two hex digits>/<key>.json``. A file i
 to a temporary name in the same directory, flushed to disk and renamed over the final name
 (``os.replace`` is atomic), so concurrent writers and crashes can leave a stray temporary
 file but never a half-written entry; an unreadable entry is treated as a miss and
-overwritten. Two processes judging the same prompt at once both call the judge and both
-store an equivalent reply; the last rename wins.
+overwritten.
+
+A prompt is asked once at a time: before calling, a judge *claims* its key (an exclusive
+``flock`` on ``<key>.claim``, held during the call); a judge that finds the key claimed
+waits for the entry (then a cache hit) or for the claim to go (the call failed: it claims
+and calls itself). So repeats with one prompt, on one process or on ``--processes``
+workers, pay for one call. The kernel drops the lock of a process that dies, so a claim
+file left behind is never waited for; a cache directory that cannot be written (or a
+system without ``flock``) is used without claims.
 
 The key is the SHA-256 of a canonical JSON document holding the model name, the rendered
 messages and every setting that changes the reply (temperature, sample index, response
@@ -29,6 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.trial import Usage
+
+try:
+    import fcntl
+except ImportError:  # Windows: no claims
+    fcntl = None  # type: ignore[assignment]
 
 CACHE_FORMAT = 1
 
@@ -102,6 +114,7 @@ class JudgeCache:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
+        self._claims: dict[str, int] = {}  # key -> the locked claim file's descriptor
 
     def _path(self, key: str) -> Path:
         if len(key) < 3 or not all(c in "0123456789abcdef" for c in key):
@@ -118,6 +131,35 @@ class JudgeCache:
         except (OSError, ValueError):
             return None
         return None if reply is None else dataclasses.replace(reply, stored_at=stored_at)
+
+    def claim(self, key: str) -> bool:
+        """Claim ``key`` for one call: True when this claim now holds it (or claims cannot
+        be taken here: a directory that cannot be written, no ``flock``), False when
+        another holds it."""
+        if fcntl is None:
+            return True
+        path = self._path(key).with_suffix(".claim")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._claims[key] = fd
+        return True
+
+    def release(self, key: str) -> None:
+        """Give up the claim on ``key`` (after storing the reply, or when the call failed)."""
+        fd = self._claims.pop(key, None)
+        if fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self._path(key).with_suffix(".claim").unlink()
+        os.close(fd)  # unlocks
 
     def put(self, key: str, reply: CachedReply) -> None:
         """Store ``reply`` under ``key`` atomically (replacing any previous entry)."""

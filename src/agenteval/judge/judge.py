@@ -49,6 +49,7 @@ from agenteval.trial import Trial, Usage
 SAMPLED_TEMPERATURE = 0.7
 """The temperature used when ``samples > 1`` and none was set."""
 _REASONING_EXCERPT = 300
+_CLAIM_POLL_S = 0.05
 
 
 @dataclass(slots=True)
@@ -278,7 +279,7 @@ class Judge:
         )
         scale = rubric.scale_def
         if self._cache is not None:
-            hit = self._cache.get(key)
+            hit = await self._cached_or_claim(key)
             if hit is not None:
                 usage = self._hit_usage(hit)
                 verdict = parse_verdict(
@@ -289,6 +290,32 @@ class Judge:
                     quoted=prompt.fenced,
                 )
                 return _Sample(verdict, None, usage or [], usage is None)
+            try:
+                return await self._call(rubric, prompt, params, key)
+            finally:
+                self._cache.release(key)
+        return await self._call(rubric, prompt, params, key)
+
+    async def _cached_or_claim(self, key: str) -> CachedReply | None:
+        """The cached reply; else None once this judge holds the key's claim (another
+        judge asking the same prompt is waited for: its reply is then a cache hit)."""
+        assert self._cache is not None
+        while True:
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+            if self._cache.claim(key):
+                hit = self._cache.get(key)  # stored and released between the two looks
+                if hit is not None:
+                    self._cache.release(key)
+                return hit
+            await asyncio.sleep(_CLAIM_POLL_S)
+
+    async def _call(
+        self, rubric: Rubric, prompt: RenderedPrompt, params: dict[str, Any], key: str
+    ) -> _Sample:
+        """Ask the judge (the cache missed); store the reply."""
+        scale = rubric.scale_def
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.config.concurrency)
         rec = Recorder()

@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+import tempfile
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.case import Case
+from agenteval.errors import RunWriteError
 from agenteval.traces.mapping import (
     tool_definitions,
     trajectory_from_spans,
@@ -61,7 +64,7 @@ from agenteval.traces.otlp import read_file
 from agenteval.traces.records import SpanRecord
 from agenteval.traces.spool import Spool
 from agenteval.traces.units import Unit, attribute
-from agenteval.trial import Failure, Latency, Trial
+from agenteval.trial import Failure, Latency, Trial, Usage
 from agenteval.unrecorded import NOT_RECORDED
 
 __all__ = ["ImportOptions", "ImportResult", "import_traces", "iter_import", "sample_key"]
@@ -205,7 +208,29 @@ def _exported_metadata(root: SpanRecord) -> dict[str, Any]:
         return {}
     if not isinstance(got, dict):
         return {}
-    return {k: got[k] for k in ("conversation", "state", "state_error") if k in got}
+    out = {k: got[k] for k in ("conversation", "state") if k in got}
+    if isinstance(got.get("state_error"), str):
+        out["state_error"] = got["state_error"]
+    conv = out.get("conversation")
+    if isinstance(conv, dict):  # usage that is not Usage would stop the run's summary
+        holders = [t for t in conv.get("turns") or [] if isinstance(t, dict)]
+        holders += [conv["user"]] if isinstance(conv.get("user"), dict) else []
+        for h in holders:
+            if "usage" in h:
+                h["usage"] = _usages(h["usage"])
+    return out
+
+
+def _usages(raw: Any) -> list[Any]:
+    """The entries of ``raw`` that are token usage (the others left out)."""
+    kept = []
+    for u in raw if isinstance(raw, list) else []:
+        try:
+            Usage.model_validate(u)
+        except ValueError:
+            continue
+        kept.append(u)
+    return kept
 
 
 def unit_trial(u: Unit) -> tuple[Any, Trial]:
@@ -280,44 +305,58 @@ def iter_import(
     Memory holds one trace (one conversation) at a time: the spans go through an on-disk
     :class:`~agenteval.traces.spool.Spool` first, so every file is read, and any unusable
     one raises, before the first trial is made."""
-    with Spool(opts.group) as spool:
-        for f in files:
-            spool.add(read_file(f))
-        spool.build()
-        res.spans = spool.found.spans
-        res.skipped_spans = dict(spool.found.skipped)
-        res.units = spool.units_count
-        for u in spool.units():
-            if not _keep(u, opts, res):
-                continue
-            case_input, trial = unit_trial(u)
-            joined: Case | None = None
-            if opts.dataset is not None and opts.join_attr is not None:
-                value = _text(attribute(u, opts.join_attr))
-                joined = opts.dataset.get(value) if value is not None else None
-                if joined is None:
-                    res.unmatch(value if value is not None else "(none)")
-            if joined is not None:
-                cid = joined.id
-            else:
-                attr = None
-                if opts.case_id_attr is not None:
-                    attr = _text(attribute(u, opts.case_id_attr))
-                cid = attr or _hash_id(u.key)
-
-            def make(joined: Case | None = joined, cid: str = cid, given: Any = case_input) -> Case:
+    try:
+        with Spool(opts.group) as spool:
+            for f in files:
+                spool.add(read_file(f))
+            spool.build()
+            res.spans = spool.found.spans
+            res.skipped_spans = dict(spool.found.skipped)
+            res.units = spool.units_count
+            for u in spool.units():
+                if not _keep(u, opts, res):
+                    continue
+                case_input, trial = unit_trial(u)
+                joined: Case | None = None
+                if opts.dataset is not None and opts.join_attr is not None:
+                    value = _text(attribute(u, opts.join_attr))
+                    joined = opts.dataset.get(value) if value is not None else None
+                    if joined is None:
+                        res.unmatch(value if value is not None else "(none)")
                 if joined is not None:
-                    return joined
-                return Case(id=cid, input=given if given is not None else PLACEHOLDER_INPUT)
+                    cid = joined.id
+                else:
+                    attr = None
+                    if opts.case_id_attr is not None:
+                        attr = _text(attribute(u, opts.case_id_attr))
+                    cid = attr or _hash_id(u.key)
 
-            case, repeat, new = spool.use_case(cid, make)
-            trial.case_id = cid
-            trial.repeat = repeat
-            if NOT_RECORDED in trial.metadata:
-                res.not_recorded += 1
-            res.trial_count += 1
-            res.case_count += new
-            yield case, new, trial
+                def make(
+                    joined: Case | None = joined, cid: str = cid, given: Any = case_input
+                ) -> Case:
+                    if joined is not None:
+                        return joined
+                    return Case(id=cid, input=given if given is not None else PLACEHOLDER_INPUT)
+
+                case, repeat, new = spool.use_case(cid, make)
+                trial.case_id = cid
+                trial.repeat = repeat
+                if NOT_RECORDED in trial.metadata:
+                    res.not_recorded += 1
+                res.trial_count += 1
+                res.case_count += new
+                yield case, new, trial
+    except (sqlite3.Error, OSError) as e:  # the spool's disk (TMPDIR) is full or unwritable
+        raise _spool_error(e) from None
+
+
+def _spool_error(e: sqlite3.Error | OSError) -> RunWriteError:
+    where = tempfile.gettempdir()
+    why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    return RunWriteError(
+        f"cannot write the import's temporary spool in {where}: {why};"
+        " set TMPDIR to a folder with room (nothing was written)"
+    )
 
 
 def import_traces(files: Sequence[str | Path], opts: ImportOptions) -> ImportResult:

@@ -50,7 +50,8 @@ __all__ = ["OtlpReceiver", "ReceiverStats", "TraceBox", "parse_address"]
 MAX_BODY = 16 * 1024 * 1024
 """The largest request body accepted (bytes, after decompression): larger ones get 413."""
 QUIET_S = 0.1
-"""Quiet period that ends the wait early once the trace's root span has arrived."""
+"""Quiet period that ends the wait early once the trace's root span (a conversation: the
+root of every turn's request) has arrived."""
 _JSON = "application/json"
 _PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
 _LOGGED_BAD = 5  # malformed requests logged one line each; later ones only counted
@@ -110,16 +111,27 @@ class TraceBox:
     context: TraceContext
     spans: list[SpanRecord] = field(default_factory=list)
     root_seen: bool = False
+    """Whether a root span arrived for every request sent in the trace (:attr:`requests`)."""
     last_arrival: float = 0.0
+    requests: int = 1
+    """Requests sent with the trace: a conversation sends one per turn, each the root of
+    its own spans; the wait ends early only once the last one's root has arrived."""
+    roots: int = 0
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     def add(self, span: SpanRecord) -> None:
-        """Keep ``span``; note when the trace's root span arrives."""
+        """Keep ``span``; note when the trace's root spans arrive."""
         self.spans.append(span)
         if span.parent_id is None or span.parent_id == self.context.span_id:
-            self.root_seen = True
+            self.roots += 1
+            self.root_seen = self.roots >= self.requests
         self.last_arrival = time.monotonic()
         self._arrived.set()
+
+    def another_request(self) -> None:
+        """One more request (a conversation's next turn) is sent with the trace."""
+        self.requests += 1
+        self.root_seen = self.roots >= self.requests
 
     async def settle(self, wait_s: float, quiet_s: float = QUIET_S) -> None:
         """Wait for late spans: at most ``wait_s``; done early once the root span has

@@ -23,14 +23,16 @@ far are kept on it (:func:`~agenteval.traces.merge.keep_partial`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 from agenteval.agents.base import Agent, AgentOutput, Recorder
 from agenteval.case import Case
-from agenteval.traces.mapping import trajectory_from_spans
+from agenteval.traces.mapping import Trajectory, trajectory_from_spans
 from agenteval.traces.merge import Seen, keep_partial, merge
 from agenteval.traces.propagation import TraceContext
 from agenteval.traces.receiver import OtlpReceiver, TraceBox
+from agenteval.traces.records import SpanRecord
 
 __all__ = ["DEFAULT_WAIT_S", "ReceiverAgent"]
 
@@ -67,8 +69,11 @@ class ReceiverAgent:
     async def run(self, case: Case, repeat: int, rec: Recorder) -> AgentOutput:
         """Open the trial's trace, then run the inner agent (its requests carry it)."""
         ctx = rec.trace = rec.trace or TraceContext.new()  # a conversation's turns share it
-        if ctx.trace_id not in self._boxes:
+        box = self._boxes.get(ctx.trace_id)
+        if box is None:
             self._boxes[ctx.trace_id] = self.receiver.expect(ctx)
+        else:  # a conversation's next turn: the wait is for its spans too
+            box.another_request()
         return await self.inner.run(case, repeat, rec)
 
     async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
@@ -87,11 +92,56 @@ class ReceiverAgent:
         finally:
             self.receiver.release(box.context)
         traj = trajectory_from_spans(box.spans)
+        meta = out.metadata if out is not None else rec.metadata
+        bounds = _turn_calls(box, traj, meta.get("conversation"))
         if out is None:
             keep_partial(traj, rec, SOURCE)
+            _set_turn_calls(rec.metadata, bounds)
             return None
         if out.tool_calls == []:  # the response listed none: the spans may have them
             out.tool_calls = None
         out = merge(out, Seen(SOURCE, traj), rec)
         out.metadata = {**out.metadata, "otlp_spans": len(box.spans)}
+        _set_turn_calls(out.metadata, bounds)
         return out
+
+
+def _turn_calls(box: TraceBox, traj: Trajectory, conversation: Any) -> list[int] | None:
+    """A conversation's calls from spans, turn by turn: each turn's request is one root
+    span of the trace (its parent the trial's span), in start order. ``traj.tool_calls``
+    is put in turn order; the result is the turns' bounds in it (turn ``i`` made
+    ``calls[b[i]:b[i+1]]``). None when the roots are not one per turn."""
+    turns = conversation.get("turns") if isinstance(conversation, dict) else None
+    if not isinstance(turns, list) or not turns:
+        return None
+    by_id = {s.span_id: s for s in box.spans}
+    groups: dict[str, list[SpanRecord]] = {}
+    roots: dict[str, SpanRecord] = {}
+    for s in box.spans:
+        top, hops = s, 0
+        while top.parent_id in by_id and top.parent_id != box.context.span_id:
+            top, hops = by_id[top.parent_id], hops + 1
+            if hops > len(by_id):  # parent ids in a cycle
+                return None
+        groups.setdefault(top.span_id, []).append(s)
+        roots[top.span_id] = top
+    if len(roots) != len(turns):
+        return None
+    order = sorted(roots.values(), key=lambda r: (r.start_ns is None, r.start_ns or 0))
+    per = [trajectory_from_spans(groups[r.span_id]).tool_calls for r in order]
+    if sum(len(p) for p in per) != len(traj.tool_calls):
+        return None
+    traj.tool_calls = [c for p in per for c in p]
+    return list(itertools.accumulate((len(p) for p in per), initial=0))
+
+
+def _set_turn_calls(meta: dict[str, Any], bounds: list[int] | None) -> None:
+    """Each turn's ``calls`` from ``bounds``, when the trial's calls are the spans'."""
+    if bounds is None or meta.get("trajectory_source") != SOURCE:
+        return
+    conv = meta["conversation"]
+    turns = [
+        {**t, "calls": [bounds[i], bounds[i + 1]]} if isinstance(t, dict) else t
+        for i, t in enumerate(conv["turns"])
+    ]
+    meta["conversation"] = {**conv, "turns": turns}
