@@ -395,7 +395,9 @@ class Accumulator:
         raw = user.get("usage") if isinstance(user, dict) else None
         if not raw or not isinstance(raw, list):
             return
-        usage = [Usage.model_validate(u) for u in raw if isinstance(u, dict)]
+        usage = _valid_usage(raw)  # metadata is the agent's or a trace's: never trusted
+        if not usage:
+            return
         c = self.s.cost
         for u in usage:
             c.user_tokens.input += u.input_tokens
@@ -425,3 +427,15 @@ class Accumulator:
                 c.per_correct_usd = c.total_usd / c.correct
         if c.agent_usd is not None and c.correct:
             c.agent_per_correct_usd = c.agent_usd / c.correct
+
+
+def _valid_usage(raw: list[object]) -> list[Usage]:
+    """The entries of ``raw`` that are token usage; anything else is left out."""
+    out = []
+    for u in raw:
+        if isinstance(u, dict):
+            try:
+                out.append(Usage.model_validate(u))
+            except ValueError:
+                continue
+    return out
