@@ -15,16 +15,21 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval.errors import InputError
 from agenteval.executors import Executor, prepare
 from agenteval.executors.driver import WorkersLostError, drive
 from agenteval.executors.pool import WorkerStartError
+from agenteval.pricing import PriceTable
+from agenteval.report.accumulator import Contribution, contribution
 from agenteval.rundir import TRIALS, RunWriter
 from agenteval.runtrials import _parse_trial_line, _ScoreKey, _trial_line
 from agenteval.score import Score
 from agenteval.scoring import Scorers
+
+if TYPE_CHECKING:
+    from agenteval.report.live import LiveSummary
 
 BATCH = 256
 """Trials per batch (about 0.1 s of scoring)."""
@@ -32,8 +37,8 @@ BATCH = 256
 Line = tuple[int, int, int]
 """(line number, byte offset, byte length) of one trial line: the worker reads it itself,
 so a batch is a few bytes and a worker can hold the next one while computing."""
-Out = tuple[str, int, str]
-"""(case_id, repeat, new line)."""
+Out = tuple[str, int, str, Contribution | None]
+"""(case_id, repeat, new line, what the trial adds to the summary or None)."""
 Failed = tuple[str, int | None, str | None]
 """(message, line number, field): an InputError in the worker, as plain values."""
 
@@ -44,13 +49,18 @@ class RescoreJob:
 
     src: str
     scorers: Scorers
+    summary: tuple[PriceTable, str] | None = None
+    """(prices, correct_by) of the driver's summary: each trial's :data:`Contribution` is
+    computed here, so the driver folds plain values instead of reading the new run back
+    (that read-back was ~95 us a trial of the driver alone, after the workers finished:
+    bench/scale.py, rescore of 100,000 trials)."""
     _cases: Any = field(default=None, repr=False)
     _fh: Any = field(default=None, repr=False)
     _parsed: dict[tuple[Any, ...], Score] = field(default_factory=dict, repr=False)
     _frags: dict[_ScoreKey, str] = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"src": self.src, "scorers": self.scorers}
+        return {"src": self.src, "scorers": self.scorers, "summary": self.summary}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -64,6 +74,7 @@ class RescoreJob:
     def __call__(self, batch: list[Line]) -> list[Out] | Failed:
         name = str(Path(self.src) / TRIALS)
         out: list[Out] = []
+        summary = self.summary
         _, start, _ = batch[0]
         _, last_start, last_len = batch[-1]
         self._fh.seek(start)
@@ -77,7 +88,9 @@ class RescoreJob:
                 scores = self.scorers.apply(self._cases.get(rec.case_id), rec)
                 for k, s in rec.scores.items():
                     scores.setdefault(k, s)
-                out.append((rec.case_id, rec.repeat, _trial_line(rec, scores, self._frags)))
+                line = _trial_line(rec, scores, self._frags)
+                part = None if summary is None else contribution(rec, scores, *summary)
+                out.append((rec.case_id, rec.repeat, line, part))
         except InputError as e:
             return (e.message, e.line, e.field) if e.file == name else (str(e), None, None)
         return out
@@ -96,12 +109,21 @@ def _lines(path: Path) -> Iterator[Line]:
 
 
 def rescore_parallel(
-    src: Path, writer: RunWriter, scorers: Scorers, executor: Executor
+    src: Path,
+    writer: RunWriter,
+    scorers: Scorers,
+    executor: Executor,
+    live: LiveSummary | None = None,
 ) -> set[str]:
     """Rescore every trial of ``src`` on ``executor``'s workers into ``writer``; the case
-    ids seen (for the check of the cases never asked for). InputError for bad input."""
+    ids seen (for the check of the cases never asked for). InputError for bad input.
+
+    With ``live``, every line written is also counted in it (from the workers'
+    :data:`Contribution`, in the order written); it must accept them
+    (:meth:`LiveSummary.accepts_contributions`)."""
+    summary = live.contribution_args() if live is not None else None
     spec = prepare(
-        RescoreJob(str(src), scorers),
+        RescoreJob(str(src), scorers, summary),
         [(f"scorer '{s.name}'", s) for s in scorers.scorers],
         [s.ref for s in scorers.scorers],
     )
@@ -114,6 +136,7 @@ def rescore_parallel(
     ids: set[str] = set()
     order: deque[int] = deque()  # line numbers handed out and not yet written, in order
     waiting: dict[int, Out] = {}  # computed, waiting for an earlier line to be written
+    fold = live.add_contribution if live is not None else None
 
     def read() -> Iterator[Line]:
         for item in _lines(trials):
@@ -127,7 +150,7 @@ def rescore_parallel(
             waiting[lineno] = out
         while order and order[0] in waiting:
             lineno = order.popleft()
-            case_id, repeat, text = waiting.pop(lineno)
+            case_id, repeat, text, part = waiting.pop(lineno)
             first = seen.setdefault((case_id, repeat), lineno)
             if first != lineno:
                 raise InputError(
@@ -137,6 +160,8 @@ def rescore_parallel(
                 )
             ids.add(case_id)
             writer.append_line(text)
+            if fold is not None:
+                fold(part)  # type: ignore[arg-type]  # never None when live is given
 
     try:
         drive(
