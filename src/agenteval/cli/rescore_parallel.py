@@ -148,20 +148,25 @@ def rescore_parallel(
             raise InputError(result[0], file=trials, line=result[1], field=result[2])
         for (lineno, _, _), out in zip(batch, result, strict=True):
             waiting[lineno] = out
-        while order and order[0] in waiting:
-            lineno = order.popleft()
-            case_id, repeat, text, part = waiting.pop(lineno)
-            first = seen.setdefault((case_id, repeat), lineno)
-            if first != lineno:
-                raise InputError(
-                    f"a second trial for case '{case_id}' repeat {repeat} (first at line {first})",
-                    file=trials,
-                    line=lineno,
-                )
-            ids.add(case_id)
-            writer.append_line(text)
-            if fold is not None:
-                fold(part)  # type: ignore[arg-type]  # never None when live is given
+        ready: list[str] = []  # written at once (append_lines)
+        try:
+            while order and order[0] in waiting:
+                lineno = order.popleft()
+                case_id, repeat, text, part = waiting.pop(lineno)
+                first = seen.setdefault((case_id, repeat), lineno)
+                if first != lineno:
+                    raise InputError(
+                        f"a second trial for case '{case_id}' repeat {repeat}"
+                        f" (first at line {first})",
+                        file=trials,
+                        line=lineno,
+                    )
+                ids.add(case_id)
+                ready.append(text)
+                if fold is not None:
+                    fold(part)  # type: ignore[arg-type]  # never None when live is given
+        finally:
+            writer.append_lines(ready)
 
     try:
         drive(
