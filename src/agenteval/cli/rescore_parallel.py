@@ -6,7 +6,9 @@ new scorers do not produce), exactly as the one-process rescore writes them. The
 reads the source (skipping a torn last line), refuses a second line for the same (case,
 repeat), and writes the new lines in the source's order: the output is the one of the
 one-process rescore, line for line. At most ``4 * workers`` batches are out or waiting
-to be written, so memory stays flat in the number of trials.
+to be written, so memory stays flat in the number of trials. Each worker also sends what
+each trial adds to the summary (:data:`~agenteval.report.accumulator.Contribution`), which
+the driver folds as it writes the line: the new run is not read back for its summary.
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ class RescoreJob:
     scorers: Scorers
     summary: tuple[PriceTable, str] | None = None
     """(prices, correct_by) of the driver's summary: each trial's :data:`Contribution` is
-    computed here, so the driver folds plain values instead of reading the new run back
-    (that read-back was ~95 us a trial of the driver alone, after the workers finished:
-    bench/scale.py, rescore of 100,000 trials)."""
+    computed here, so the driver folds plain values instead of reading the new run back.
+    Measured (bench/scale.py, rescore of 100,000 trials, 2 cores): the driver's CPU went
+    from ~9.7 s to ~5.5 s and ``--processes 2`` from ~1.35x to 1.61x one process."""
     _cases: Any = field(default=None, repr=False)
     _fh: Any = field(default=None, repr=False)
     _parsed: dict[tuple[Any, ...], Score] = field(default_factory=dict, repr=False)
