@@ -222,11 +222,14 @@ def run(args: argparse.Namespace) -> int:
                     if executor is None:
                         live = live_summary(writer)  # reads the tags of the snapshot just copied
                         _rescore(src, writer, cases, scorers)
-                    else:  # workers score; the summary is read back from the new trials
+                    else:  # workers score and say what each trial adds to the summary
                         from agenteval.cli.rescore_parallel import rescore_parallel
 
-                        live = None
-                        cases.check_rest(seen=rescore_parallel(src, writer, scorers, executor))
+                        live = live_summary(writer)
+                        if live.contribution_args() is None:
+                            live = None  # no correctness scorer named: read the new run back
+                        seen = rescore_parallel(src, writer, scorers, executor, live)
+                        cases.check_rest(seen=seen)
                     finish_run(writer, console_for(args), show=not args.quiet, live=live)
             except BaseException:
                 _remove_new_run(out, created)

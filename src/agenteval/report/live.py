@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from agenteval.report.accumulator import Accumulator
+from agenteval.pricing import PriceTable
+from agenteval.report.accumulator import Accumulator, Contribution
 from agenteval.report.model import Summary
 from agenteval.report.sources import case_ids, case_tags, price_table_of
 from agenteval.rundir import RunHeader
@@ -33,6 +34,18 @@ class LiveSummary:
     def add(self, trial: Trial, scores: Mapping[str, Score]) -> None:
         """Count one trial as it is written."""
         self._acc.add(trial, scores)
+
+    def contribution_args(self) -> tuple[PriceTable, str] | None:
+        """(prices, correct_by) for :func:`~agenteval.report.accumulator.contribution`
+        computed elsewhere (a worker process), or None when this summary cannot take
+        contributions: the run names no correctness scorer, so the first trial's scores
+        would pick it."""
+        acc = self._acc
+        return None if acc.correct_by is None else (acc.prices, acc.correct_by)
+
+    def add_contribution(self, part: Contribution) -> None:
+        """Count one trial from its :data:`~agenteval.report.accumulator.Contribution`."""
+        self._acc.add_contribution(part)
 
     def finish(self) -> Summary:
         """The summary of every trial added (reads the run back only when it has repeats)."""
