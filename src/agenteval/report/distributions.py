@@ -25,7 +25,9 @@ def distribution(values: list[float]) -> Distribution:
         return Distribution()
     values.sort()
     top = values[-1]
-    width = top / HISTOGRAM_BINS if top > 0 else 1.0
+    width = top / HISTOGRAM_BINS
+    if not width > 0:  # no positive value, or one so small (5e-324) that a bin underflows
+        width = 1.0
     counts = [0] * HISTOGRAM_BINS
     for v in values:
         counts[min(int(v / width), HISTOGRAM_BINS - 1)] += 1
