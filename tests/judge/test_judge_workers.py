@@ -298,4 +298,17 @@ def test_repeats_with_one_prompt_are_asked_once_as_by_one_process(tmp_path: Path
                 (tmp_path / name / "trials.jsonl").read_bytes(),
             )
     assert runs["one"][0] == runs["two"][0] == 20  # each prompt paid for once
-    assert runs["two"] == runs["one"]
+    assert runs["two"][1] == runs["one"][1]  # the judge: counters, tokens included
+    # which of a prompt's two trials is the call and which the cache hit is a race
+    # between workers (docs/scale.md); with that left out the lines are the same
+    one, two = (_unmarked(runs[k][2]) for k in ("one", "two"))
+    assert one == two
+
+
+def _unmarked(data: bytes) -> list[dict[str, object]]:
+    rows = [json.loads(x) for x in data.splitlines()]
+    for r in rows:
+        for s in r["scores"].values():
+            s.pop("usage", None)
+            s["reason"] = s["reason"].replace(", cached:", ":")
+    return rows

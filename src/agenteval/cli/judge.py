@@ -14,7 +14,8 @@ context_relevance, faithfulness) or the path of a template file; append ``:binar
 
 ``agenteval judge --processes N`` (or ``--executor ray [--ray-address ADDR]``) asks the
 judge from worker processes, each with ``--judge-concurrency`` requests in flight, and
-writes the same ``trials.jsonl``, line for line. A judge that fails or is interrupted
+writes the same ``trials.jsonl``, line for line (when trials share one prompt, which of
+them is the paid call and which the cache hit may differ). A judge that fails or is interrupted
 removes its new run; exit code 6 when every worker was lost.
 """
 

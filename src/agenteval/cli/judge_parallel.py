@@ -9,7 +9,8 @@ plus what its judge counted for that batch (calls, cache hits, tokens...), which
 driver adds up for the ``judge: ...`` line.
 
 The driver (the one writer) writes the lines in the source's order, so the new
-``trials.jsonl`` is the one-process judge's, line for line. At most ``4 * workers``
+``trials.jsonl`` is the one-process judge's, line for line (but for which trial of a
+shared prompt is the call and which the cache hit: docs/scale.md). At most ``4 * workers``
 batches are out or waiting to be written: memory stays flat in the number of trials. A
 lost worker's batch is judged again, one trial at a time; a trial lost
 :data:`~agenteval.executors.driver.MAX_ATTEMPTS` times is written with its judge scores
