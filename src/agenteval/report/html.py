@@ -176,9 +176,12 @@ def _visible_controls(value: Any) -> Any:
     return show_unsafe(value) if type(value) is str else value
 
 
-def _env() -> jinja2.Environment:
+def template_env(package: str) -> jinja2.Environment:
+    """The jinja environment of agenteval's HTML pages (this report, ``agenteval view``):
+    the templates of ``package``, autoescaped, untrusted text's unsafe characters shown, the
+    terminal's number formats as filters."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("agenteval.report", "templates"),
+        loader=jinja2.PackageLoader(package, "templates"),
         autoescape=True,
         finalize=_visible_controls,
         undefined=jinja2.StrictUndefined,
@@ -190,6 +193,10 @@ def _env() -> jinja2.Environment:
     env.filters["secs"] = fmt_s
     env.filters["usd"] = fmt_usd
     return env
+
+
+def _env() -> jinja2.Environment:
+    return template_env("agenteval.report")
 
 
 def _charts(s: Summary) -> dict[str, Any]:

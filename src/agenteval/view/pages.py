@@ -19,32 +19,16 @@ from agenteval import __version__
 from agenteval.errors import InputError
 from agenteval.gate import GateResult, compare_runs
 from agenteval.report.accumulator import correctness_scorer
+from agenteval.report.html import template_env
 from agenteval.report.model import Summary
-from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd
-from agenteval.untrusted import show_unsafe
+from agenteval.report.terminal import fmt_num, fmt_rate
 from agenteval.view.catalog import RunState
 from agenteval.view.detail import TrialDetail, trial_detail
 
 
-def _visible(value: Any) -> Any:
-    return show_unsafe(value) if type(value) is str else value
-
-
 @cache
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("agenteval.view", "templates"),
-        autoescape=True,
-        finalize=_visible,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["rate"] = fmt_rate
-    env.filters["num"] = fmt_num
-    env.filters["secs"] = fmt_s
-    env.filters["usd"] = fmt_usd
-    return env
+    return template_env("agenteval.view")
 
 
 def render(template: str, **ctx: Any) -> str:
