@@ -31,3 +31,15 @@ def test_malformed_simulated_user_usage_is_left_out(tmp_path: Path, cli: Any) ->
     assert rep.returncode == 0, rep.stderr
     cost = json.loads((tmp_path / "s.json").read_text())["cost"]
     assert cost["user_tokens"] == {"input": 3, "output": 2}  # only the valid entry counts
+
+
+def test_rescore_on_workers_folds_the_same_valid_usage(tmp_path: Path, cli: Any) -> None:
+    """The workers' summary contribution reads the user's usage as the one-process
+    summary does: malformed entries are left out there too, never a worker crash."""
+    test_malformed_simulated_user_usage_is_left_out(tmp_path, cli)
+    for name, more in (("one", ()), ("two", ("--processes", "2"))):
+        r = cli("rescore", "o", "--out", name, "--quiet", *more, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    heads = [json.loads((tmp_path / n / "run.json").read_text()) for n in ("one", "two")]
+    assert heads[0]["summary"]["cost"] == heads[1]["summary"]["cost"]
+    assert heads[1]["summary"]["cost"]["user_tokens"] == {"input": 3, "output": 2}

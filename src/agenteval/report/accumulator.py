@@ -123,12 +123,8 @@ def contribution(
 ) -> Contribution:
     """What ``rec`` with ``scores`` adds to a summary (see :data:`Contribution`);
     ``correct_by`` is the accumulator's :attr:`Accumulator.correct_by` (never None)."""
-    user = None
-    conv = rec.metadata.get("conversation") if rec.metadata else None
-    raw = conv.get("user") if isinstance(conv, dict) else None
-    raw = raw.get("usage") if isinstance(raw, dict) else None
-    if raw and isinstance(raw, list):
-        user = _priced(prices, [Usage.model_validate(u) for u in raw if isinstance(u, dict)])
+    usage = _user_usage(rec)
+    user = _priced(prices, usage) if usage else None
     verdict = scores.get(correct_by)
     attribution = None
     if rec.output is not None and verdict is not None and verdict.passed is False:
@@ -569,12 +565,7 @@ class Accumulator:
 
     def _user_cost(self, rec: Trial) -> None:
         """A simulated user's usage (``metadata.conversation.user.usage``), priced apart."""
-        conv = rec.metadata.get("conversation") if rec.metadata else None
-        user = conv.get("user") if isinstance(conv, dict) else None
-        raw = user.get("usage") if isinstance(user, dict) else None
-        if not raw or not isinstance(raw, list):
-            return
-        usage = _valid_usage(raw)  # metadata is the agent's or a trace's: never trusted
+        usage = _user_usage(rec)
         if not usage:
             return
         c = self.s.cost
@@ -608,10 +599,14 @@ class Accumulator:
             c.agent_per_correct_usd = c.agent_usd / c.correct
 
 
-def _valid_usage(raw: list[object]) -> list[Usage]:
-    """The entries of ``raw`` that are token usage; anything else is left out."""
-    out = []
-    for u in raw:
+def _user_usage(rec: Trial) -> list[Usage]:
+    """A simulated user's usage (``metadata.conversation.user.usage``). Metadata is the
+    agent's or a trace's, never trusted: entries that are not token usage are left out."""
+    conv = rec.metadata.get("conversation") if rec.metadata else None
+    user = conv.get("user") if isinstance(conv, dict) else None
+    raw = user.get("usage") if isinstance(user, dict) else None
+    out: list[Usage] = []
+    for u in raw if isinstance(raw, list) else ():
         if isinstance(u, dict):
             try:
                 out.append(Usage.model_validate(u))
