@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agenteval.pricing import PriceTable
-from agenteval.report.accumulator import Accumulator, contribution
+from agenteval.report.accumulator import Accumulator
+from agenteval.report.contribution import contribution
 from agenteval.report.model import Summary
 from agenteval.rundir import DatasetRef, RunHeader
 from agenteval.score import Score

@@ -24,7 +24,7 @@ from agenteval.executors import Executor, prepare
 from agenteval.executors.driver import WorkersLostError, drive
 from agenteval.executors.pool import WorkerStartError
 from agenteval.pricing import PriceTable
-from agenteval.report.accumulator import Contribution, contribution
+from agenteval.report.contribution import Contribution, contribution
 from agenteval.rundir import TRIALS, RunWriter
 from agenteval.runtrials import _parse_trial_line, _ScoreKey, _trial_line
 from agenteval.score import Score

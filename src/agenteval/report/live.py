@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agenteval.pricing import PriceTable
-from agenteval.report.accumulator import Accumulator, Contribution
+from agenteval.report.accumulator import Accumulator
+from agenteval.report.contribution import Contribution
 from agenteval.report.model import Summary
 from agenteval.report.sources import case_ids, case_tags, price_table_of
 from agenteval.rundir import RunHeader
