@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from agenteval.agents.base import Recorder
 from agenteval.agents.python import PythonAgent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = ("synthetic", "pydantic-ai", "openai-agents", "langgraph")

@@ -13,7 +13,7 @@ scaled down so that its expected pass rate drops by 10 or 20 points.
 
 *before* is 0.1's rule, reimplemented here: each scorer on its own, a two-sided test
 (McNemar / sign-flip permutation) at alpha and a drop; plus more failed trials at alpha.
-*after* is :func:`agenteval.gate.decide`, called on in-memory case aggregates.
+*after* is :func:`agenteval.gate.paired.decide`, called on in-memory case aggregates.
 ``tests/test_gate_simulation.py`` imports :func:`scenario` and :func:`draw_pair` from here.
 """
 
@@ -26,9 +26,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from agenteval.gate import decide
-from agenteval.report import stats
-from agenteval.report.percase import CaseAggregate, CaseScore
+from agenteval.gate.paired import decide
+from agenteval.summary import stats
+from agenteval.summary.percase import CaseAggregate, CaseScore
 
 GRADED_THRESHOLD = 0.5
 

@@ -8,7 +8,7 @@ trials on average). *Unpaired*: each run is a fresh window of traffic, its own c
 from that population (a new :func:`gate_power.scenario` per run; the candidate's case ids
 are renamed so the runs share none), then scored once; the candidate's ``s00`` (mean 0.8)
 drops by 10 or 20 points in the power rows. *Paired*, for contrast: both runs over the same
-cases (:func:`gate_power.draw_pair`), the gate of :func:`agenteval.gate.decide`. Sizes are
+cases (:func:`gate_power.draw_pair`), the gate of :func:`agenteval.gate.paired.decide`. Sizes are
 baseline/candidate cases; the false-block rows must stay <= alpha.
 ``tests/test_gate_unpaired_simulation.py`` imports :func:`draw_windows` from here.
 """
@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from agenteval.gate import decide
-from agenteval.gate_unpaired import decide_unpaired
-from agenteval.report import stats
-from agenteval.report.percase import CaseAggregate
+from agenteval.gate.paired import decide
+from agenteval.gate.unpaired import decide_unpaired
+from agenteval.summary import stats
+from agenteval.summary.percase import CaseAggregate
 
 
 def _gate_power() -> ModuleType:

@@ -16,7 +16,7 @@ import time
 from agenteval.cli.rescore import load_run_cases
 from agenteval.rundir import iter_trials
 from agenteval.scorers import builtin_scorers
-from agenteval.scoring import Scorers
+from agenteval.scoring.apply import Scorers
 
 
 def main() -> int:

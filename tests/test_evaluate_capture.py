@@ -11,7 +11,7 @@ import pytest
 
 from agenteval import evaluate
 from agenteval.agents.python import PythonAgent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
 from agenteval.evaluate import aevaluate
 

@@ -14,11 +14,11 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from agenteval import frames  # noqa: E402
-from agenteval.case import Case  # noqa: E402
+from agenteval.cases.case import Case  # noqa: E402
 from agenteval.errors import InputError  # noqa: E402
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases  # noqa: E402
-from agenteval.score import Score  # noqa: E402
-from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage  # noqa: E402
+from agenteval.scoring.score import Score  # noqa: E402
+from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Trial, Usage  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "runs_v0_1"
 T0 = "2026-01-02T03:04:05+00:00"

@@ -11,11 +11,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.cli.schema import SCHEMAS, schema_for
 from agenteval.rundir import RunHeader, RunWriter, read_header, trial_line
-from agenteval.score import Score
-from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 
 
 def agenteval(*args: str) -> subprocess.CompletedProcess[str]:
@@ -160,7 +160,7 @@ def _block_after(heading: str, lang: str) -> str:
 
 def test_docs_examples_load_and_match_the_schemas(tmp_path: Path) -> None:
     from agenteval.dataset import iter_cases, scan_dataset
-    from agenteval.trialfile import iter_trial_file
+    from agenteval.dataset.trialfile import iter_trial_file
 
     files = {
         "c.jsonl": _block_after("### JSON Lines", "json"),

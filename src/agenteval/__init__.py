@@ -18,12 +18,19 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 # Light modules are imported eagerly; those that pull in the HTTP stack load on first use.
-from agenteval._lazy import lazy_getattr
-from agenteval.case import Case
+from agenteval._util.lazy import lazy_getattr
+from agenteval.cases.case import Case
 from agenteval.errors import AgentEvalError, InputError
-from agenteval.score import Score, Status, inconclusive, normalize_result, not_applicable, scorer
-from agenteval.scorer_spec import Scorer, ScorerSpec
-from agenteval.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
+from agenteval.scoring.score import (
+    Score,
+    Status,
+    inconclusive,
+    normalize_result,
+    not_applicable,
+    scorer,
+)
+from agenteval.scoring.spec import Scorer, ScorerSpec
+from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 
 if TYPE_CHECKING:
     from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.agents.base import Agent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError, RunWriteError, TooManyFailuresError
+from agenteval.run.runner import RunSettings
+from agenteval.run.session import Session
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
-from agenteval.runner import RunSettings
-from agenteval.score import ScorerFn
-from agenteval.scorer_set import ScorerConfig
-from agenteval.scorer_set import build_scorers as build_scorer_set
-from agenteval.session import Session
+from agenteval.scorers.config import ScorerConfig
+from agenteval.scorers.config import build_scorers as build_scorer_set
+from agenteval.scoring.score import ScorerFn
 
 AgentLike = Agent | str | Callable[..., Any]
 DatasetLike = str | Path | Iterable[Case | dict[str, Any]]
@@ -141,8 +141,8 @@ async def aevaluate(
     user: Any | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
-    from agenteval.report.finish import finish_run
-    from agenteval.runner import RunProgress, _Control
+    from agenteval.run.finish import finish_run
+    from agenteval.run.runner import RunProgress, _Control
 
     _check_rate(max_failure_rate)
     options = _options(locals())
@@ -176,7 +176,7 @@ def _checked(run: Run, max_failure_rate: float | None) -> Run:
     """``run``, or TooManyFailuresError when ``max_failure_rate`` is given and exceeded."""
     if max_failure_rate is None:
         return run
-    from agenteval.runner import failure_problem
+    from agenteval.run.runner import failure_problem
 
     problem = failure_problem(run.summary, max_failure_rate)
     if problem is not None:
@@ -334,7 +334,7 @@ def _session(
         out_path = out_path / "run"
     config = ScorerConfig(builtin=builtin_scorers, suite_tools=suite_tools, extra=list(scorers))
     if prices is None:
-        from agenteval.pricing import PriceTable
+        from agenteval.llm.pricing import PriceTable
 
         prices = PriceTable.default().to_dict()
     return Session(

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval.errors import InputError
-from agenteval.report.sources import case_tags
 from agenteval.rundir import TrialRecord, iter_trials, read_header
+from agenteval.summary.sources import case_tags
 
 if TYPE_CHECKING:
     import pandas as pd

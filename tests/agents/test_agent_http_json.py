@@ -15,9 +15,9 @@ from aiohttp import web
 
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.agents.http_json import HttpJsonAgent, get_path, has_path
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
-from agenteval.http import RetryPolicy
+from agenteval.llm.http import RetryPolicy
 
 FAST = RetryPolicy(max_retries=2, base_s=0.001, cap_s=0.01, request_timeout_s=2.0)
 TOKEN = "svc-token-98765"

@@ -14,8 +14,8 @@ from aiohttp import web
 
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.agents.openai_chat import OpenAIChatAgent, chat_completion
-from agenteval.case import Case
-from agenteval.http import HttpClient, RetryPolicy
+from agenteval.cases.case import Case
+from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.testing import fake_openai_server
 
 FAST = RetryPolicy(max_retries=3, base_s=0.001, cap_s=0.01, request_timeout_s=2.0)

@@ -13,7 +13,7 @@ import pytest
 
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.agents.python import PythonAgent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
 
 _counter = itertools.count()
@@ -129,7 +129,7 @@ def test_trial_and_agent_output_results(tmp_path: Path, monkeypatch: pytest.Monk
         tmp_path,
         monkeypatch,
         """
-        from agenteval.trial import Trial, ToolCall, Usage
+        from agenteval.trials.trial import Trial, ToolCall, Usage
         from agenteval.agents.base import AgentOutput
         def trial(case):
             return Trial(case_id=case.id, output="t", tool_calls=[ToolCall(name="s", arguments={})],
@@ -352,7 +352,7 @@ def test_a_failure_without_returned_calls_keeps_the_calls_capture_saw() -> None:
     from agenteval.agents.python import normalize_result
     from agenteval.traces.merge import Seen
     from agenteval.traces.records import Trajectory
-    from agenteval.trial import ToolCall
+    from agenteval.trials.trial import ToolCall
 
     seen = Seen(source="otel", trajectory=Trajectory(tool_calls=[ToolCall(name="seen")]))
     failure = {"failure": {"cause": "agent_error", "message": "x"}}

@@ -19,12 +19,12 @@ from aiohttp import web
 from agenteval.agents.mcp_tools import McpServer, tool_result
 from agenteval.agents.tool_loop import ToolLoopAgent
 from agenteval.agents.toolset import ToolSet
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
-from agenteval.http import RetryPolicy
-from agenteval.runner import run_one
+from agenteval.llm.http import RetryPolicy
+from agenteval.run.runner import run_one
 from agenteval.scorers import builtin_scorers
-from agenteval.scoring import Scorers
+from agenteval.scoring.apply import Scorers
 
 pytest.importorskip("mcp")
 

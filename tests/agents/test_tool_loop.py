@@ -26,14 +26,14 @@ from agenteval.agents.json_tools import (
 from agenteval.agents.tool_loop import ToolLoopAgent
 from agenteval.agents.tool_loop_args import add_arguments
 from agenteval.agents.toolset import ToolSet, parse_docstring
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.cli._tool_loop import build_from_args
 from agenteval.errors import InputError
-from agenteval.http import RetryPolicy
-from agenteval.runner import run_one
+from agenteval.llm.http import RetryPolicy
+from agenteval.run.runner import run_one
 from agenteval.scorers import builtin_scorers
-from agenteval.scoring import Scorers
-from agenteval.trial import Trial
+from agenteval.scoring.apply import Scorers
+from agenteval.trials.trial import Trial
 
 # --- tools --------------------------------------------------------------------------------
 

@@ -18,9 +18,9 @@ from aiohttp import web
 
 from agenteval.agents.tool_loop import ToolLoopAgent
 from agenteval.agents.toolset import ToolSet
-from agenteval.case import Case
-from agenteval.http import RetryPolicy
-from agenteval.runner import run_one
+from agenteval.cases.case import Case
+from agenteval.llm.http import RetryPolicy
+from agenteval.run.runner import run_one
 
 POOL = 3
 RELEASE = threading.Event()

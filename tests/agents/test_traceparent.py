@@ -13,8 +13,8 @@ from aiohttp import web
 from agenteval.agents.base import AgentOutput, Recorder
 from agenteval.agents.http_json import HttpJsonAgent
 from agenteval.agents.openai_chat import OpenAIChatAgent
-from agenteval.case import Case
-from agenteval.http import RetryPolicy
+from agenteval.cases.case import Case
+from agenteval.llm.http import RetryPolicy
 
 W3C = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-01")  # version 00, sampled
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agenteval import evaluate
-from agenteval.transcripts import calls_from_messages
+from agenteval.trials.transcripts import calls_from_messages
 
 
 def summary(messages: list[Any]) -> list[tuple[Any, ...]]:

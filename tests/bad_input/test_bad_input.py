@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from agenteval.dataset import load_case_index, scan_dataset
+from agenteval.dataset.trialfile import iter_trial_file
 from agenteval.errors import InputError
-from agenteval.trialfile import iter_trial_file
 
 pytestmark = pytest.mark.reliability
 

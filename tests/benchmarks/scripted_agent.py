@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from agenteval.benchmarks.tools import call_tool
-from agenteval.case import Case
+from agenteval.cases.case import Case
 
 
 def _num(case: Case) -> int:

@@ -16,10 +16,10 @@ from agenteval.benchmarks import (
     load_benchmark_file,
 )
 from agenteval.benchmarks import tools as bench_tools
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.dataset import iter_cases, scan_dataset
 from agenteval.errors import InputError
-from agenteval.score import scorer_name
+from agenteval.scoring.score import scorer_name
 
 
 def test_decorator_registers_into_the_given_registry_only(tmp_path: Path) -> None:

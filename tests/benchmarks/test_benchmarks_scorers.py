@@ -16,8 +16,8 @@ from agenteval.benchmarks.scorers import (
     looks_like_refusal,
     refusal_check,
 )
-from agenteval.case import Case
-from agenteval.trial import Trial
+from agenteval.cases.case import Case
+from agenteval.trials.trial import Trial
 
 
 def _case(**kw: Any) -> Case:

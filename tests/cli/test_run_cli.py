@@ -197,7 +197,7 @@ def test_an_endpoint_run_imports_only_what_it_uses(tmp_path: Path, server: str) 
     )
     assert r.returncode == 0, r.stderr[-2000:]
     imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if "|" in line}
-    assert "agenteval.report.live" in imported  # the check sees agenteval's own imports
+    assert "agenteval.summary.live" in imported  # the check sees agenteval's own imports
     unused = {
         "agenteval.agents.tool_loop",  # --agent tool-loop only
         "agenteval.agents.mcp_tools",

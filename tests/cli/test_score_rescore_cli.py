@@ -282,10 +282,10 @@ def test_pii_kinds_help_lists_exactly_the_kinds_the_code_accepts(tmp_path: Path)
 def _stored_run(tmp: Path, scorers: list[dict[str, object]]) -> Path:
     """A run written through the library: one trial, a stored exact_match score that the
     current scorer would not give, and a stored judge score."""
-    from agenteval.case import Case
+    from agenteval.cases.case import Case
     from agenteval.rundir import RunHeader, RunWriter, write_cases
-    from agenteval.score import Score
-    from agenteval.trial import ToolCall, Trial
+    from agenteval.scoring.score import Score
+    from agenteval.trials.trial import ToolCall, Trial
 
     run = tmp / "stored"
     with RunWriter.create(run, RunHeader.model_validate({"scorers": scorers})) as w:

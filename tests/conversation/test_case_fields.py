@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conv_support import run
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.dataset import canonical_case_json, scan_dataset
 from agenteval.errors import InputError
 

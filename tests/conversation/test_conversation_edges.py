@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conv_support import HERE, by_case, run, write_cases
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
+from agenteval.cases.conversation import InitialState
 from agenteval.conversation import state as state_mod
-from agenteval.conversation.spec import InitialState
 from agenteval.conversation.state import build, current_database, snapshot
 from agenteval.scorers import exact_match, redundant_calls, tool_selection
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 
 def test_no_answer_ends_the_conversation_and_timeout_bounds_it(tmp_path: Path) -> None:

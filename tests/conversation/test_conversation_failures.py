@@ -15,9 +15,9 @@ from conv_support import HERE
 
 from agenteval import evaluate
 from agenteval.agents.base import AgentOutput, Recorder
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.conversation.state import current_database
-from agenteval.trial import ToolCall
+from agenteval.trials.trial import ToolCall
 
 STATE = {"sql": ["CREATE TABLE counter (n INTEGER)"], "tables": {"counter": [{"n": 0}]}}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conv_support import ThreadedFake, by_case, run, write_cases
 
-from agenteval.conversation.spec import UserSpec
+from agenteval.cases.conversation import UserSpec
 from agenteval.conversation.users import user_messages
 from agenteval.judge.fence import unfence
 from agenteval.rundir import read_header

@@ -10,9 +10,9 @@ from typing import Any
 
 from conv_support import env
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.scorers import procedure
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "conversations.md").read_text(encoding="utf-8")

@@ -15,12 +15,12 @@ import pytest
 from agenteval.agents.openai_chat import OpenAIChatAgent
 from agenteval.agents.tool_loop import ToolLoopAgent
 from agenteval.agents.toolset import ToolSet
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.demo.shop import ShopTools, build_database
-from agenteval.http import RetryPolicy
-from agenteval.local_model import MODEL_NAME, LocalModelServer, local_model_available
-from agenteval.runner import run_one
-from agenteval.trial import Trial
+from agenteval.llm.http import RetryPolicy
+from agenteval.llm.local_model import MODEL_NAME, LocalModelServer, local_model_available
+from agenteval.run.runner import run_one
+from agenteval.trials.trial import Trial
 
 pytestmark = [
     pytest.mark.local_model,

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from _judge_fake import FakeJudge, Reply
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.cli import main
 from agenteval.rundir import RunHeader, RunWriter, iter_trials, read_header, write_cases
-from agenteval.score import Score
-from agenteval.trial import ToolCall, Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import ToolCall, Trial
 
 CASES = [
     Case(id="a", input="6 x 7?", expected="42"),

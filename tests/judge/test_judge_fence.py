@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.judge import load_rubric, render_prompt
 from agenteval.judge.fence import (
     boundary_candidates,
@@ -19,7 +19,7 @@ from agenteval.judge.fence import (
     unfence,
 )
 from agenteval.judge.prompt import system_message
-from agenteval.trial import ToolCall, Trial
+from agenteval.trials.trial import ToolCall, Trial
 
 RUBRIC = load_rubric("groundedness")
 CASE = Case(id="c", input="What is the capital of France?", notes="be strict")

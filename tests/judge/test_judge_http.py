@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from _judge_fake import FakeJudge, Reply, fenced_fields
 
-from agenteval.case import Case
-from agenteval.http import RetryPolicy
+from agenteval.cases.case import Case
 from agenteval.judge import Judge, JudgeConfig, Rubric, load_rubric
-from agenteval.score import Score
-from agenteval.trial import ToolCall, Trial, Usage
+from agenteval.llm.http import RetryPolicy
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import ToolCall, Trial, Usage
 
 FAST = RetryPolicy(max_retries=2, base_s=0.001, cap_s=0.01, request_timeout_s=5.0)
 CASE = Case(id="c1", input="What is 6 x 7?", expected="42", context="Six times seven is 42.")

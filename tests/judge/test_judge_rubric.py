@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.cli.judge_args import parse_rubric_spec
 from agenteval.errors import InputError
 from agenteval.judge import BUILTIN_RUBRICS, SCALES, Rubric, load_rubric, not_applicable_reason
-from agenteval.trial import ToolCall, Trial
+from agenteval.trials.trial import ToolCall, Trial
 
 
 def test_builtins_load_with_their_scales_and_needs() -> None:

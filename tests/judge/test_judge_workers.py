@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from _judge_fake import FakeJudge, Reply, fenced_fields
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_WORKERS_LOST, InputError
 from agenteval.rundir import RunHeader, RunWriter, write_cases
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 N = 60
 REPEATS = 2

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from _judge_fake import FakeJudge
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.rundir import RunHeader, RunWriter, write_cases
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 KEY = "sk-judge-workers-0123456789abcdef"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from reliability_support import no_traceback, run_cli
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import EXIT_INPUT
-from agenteval.gate_checks import MAX_RESAMPLES, resamples_for
-from agenteval.report import stats
+from agenteval.gate.checks import MAX_RESAMPLES, resamples_for
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.summary import stats
+from agenteval.trials.trial import Trial
 
 pytestmark = pytest.mark.reliability
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from reliability_support import no_traceback, read_trials, run_cli, write_jsonl
 
+from agenteval._util.outpaths import check_out_files
 from agenteval.errors import EXIT_INPUT, EXIT_OK, InputError
-from agenteval.outpaths import check_out_files
-from agenteval.runlock import RunLock
+from agenteval.rundir.lock import RunLock
 
 pytestmark = pytest.mark.reliability
 
@@ -299,7 +299,7 @@ def test_rescore_and_judge_refuse_a_source_run_still_being_written(tmp_path: Pat
 def test_scorer_settings_that_are_not_json_are_refused_when_the_scorer_is_made() -> None:
     """Before: ``Scorer(fn, settings={"x": object()})`` was accepted and the run then
     failed writing run.json with pydantic's serialisation error."""
-    from agenteval.scorer_spec import Scorer
+    from agenteval.scoring.spec import Scorer
 
     def fn(case: object, trial: object) -> float:
         return 1.0
@@ -313,10 +313,10 @@ def test_scorer_settings_that_are_not_json_are_refused_when_the_scorer_is_made()
 def test_a_scorer_returning_a_threshold_outside_0_1_gets_a_scorer_error() -> None:
     """Before: ``Score(0.5, "x", threshold=2)`` was stored as a failure of the agent (and
     threshold -1 as a pass); now it is a scorer error, never counted against the agent."""
-    from agenteval.case import Case
-    from agenteval.score import Score
-    from agenteval.scoring import Scorers
-    from agenteval.trial import Trial
+    from agenteval.cases.case import Case
+    from agenteval.scoring.apply import Scorers
+    from agenteval.scoring.score import Score
+    from agenteval.trials.trial import Trial
 
     def bad_mark(case: object, trial: object) -> Score:
         return Score(0.5, "x", threshold=2)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from reliability_support import run_cli, write_jsonl
 
-from agenteval.secrets import REDACTED, Redactor, redact_url, url_secrets
+from agenteval._util.secrets import REDACTED, Redactor, redact_url, url_secrets
 
 pytestmark = pytest.mark.reliability
 

@@ -103,7 +103,7 @@ def test_html_shows_stand_ins(control_run: tuple[Path, list[str]]) -> None:
 
 @pytest.mark.parametrize("payload", list(CONTROL_PAYLOADS.values()))
 def test_sanitisers(payload: str) -> None:
-    from agenteval.untrusted import show_unsafe, strip_unsafe
+    from agenteval._util.untrusted import show_unsafe, strip_unsafe
 
     assert not FORBIDDEN.search(strip_unsafe(payload, keep=""))
     shown = show_unsafe(payload, keep="")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from reliability_support import no_traceback, run_cli
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 pytestmark = pytest.mark.reliability
 

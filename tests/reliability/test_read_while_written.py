@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 from reliability_support import cli_env, no_traceback, run_cli
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import EXIT_INPUT, EXIT_OK
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 pytestmark = pytest.mark.reliability
 
 HOLD = """
 import sys
-from agenteval.runlock import RunLock
+from agenteval.rundir.lock import RunLock
 lock = RunLock.acquire(sys.argv[1], "agenteval run")
 print("held", flush=True)
 sys.stdin.read()

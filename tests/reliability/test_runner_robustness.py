@@ -22,7 +22,7 @@ from agenteval.rundir import iter_trials, read_header
 
 pytestmark = pytest.mark.reliability
 
-SURROGATES_KEY = "agenteval_surrogates_replaced"  # agenteval.recordable.SURROGATES_KEY
+SURROGATES_KEY = "agenteval_surrogates_replaced"  # agenteval.rundir.recordable.SURROGATES_KEY
 
 HALF_EMOJI_REPLY = (
     b'{"model":"m","choices":[{"index":0,"message":{"role":"assistant",'

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
-from agenteval.score import GRADED_THRESHOLD, Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import GRADED_THRESHOLD, Score
+from agenteval.trials.trial import Trial
 
 TrialSpec = tuple[Trial, dict[str, Score]]
 
@@ -91,7 +91,7 @@ def sample_cases(*, xss: bool = False) -> list[Case]:
 
 def sample_trials(*, xss: bool = False) -> list[TrialSpec]:
     """Trials exercising every summary section (see the summary tests for the numbers)."""
-    from agenteval.trial import Failure, Latency, Retry, ToolCall, Usage
+    from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Usage
 
     judge_usage = [Usage(model="gpt-4o-mini", input_tokens=1000, output_tokens=100)]
     out: list[TrialSpec] = [

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from _runbuild import TrialSpec, write_run
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agenteval.pricing import PriceTable
-from agenteval.report.accumulator import Accumulator
-from agenteval.report.contribution import contribution
-from agenteval.report.model import Summary
+from agenteval.llm.pricing import PriceTable
 from agenteval.rundir import DatasetRef, RunHeader
-from agenteval.score import Score
-from agenteval.trial import Failure, Latency, Retry, Trial, Usage
+from agenteval.scoring.score import Score
+from agenteval.summary.accumulator import Accumulator
+from agenteval.summary.contribution import contribution
+from agenteval.summary.model import Summary
+from agenteval.trials.trial import Failure, Latency, Retry, Trial, Usage
 
 CASES = [f"c{i}" for i in range(6)]
 TAGS = {"c0": ("a",), "c1": ("a", "b"), "c2": ("b", "b"), "c4": ("a",)}

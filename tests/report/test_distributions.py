@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agenteval.report.distributions import HISTOGRAM_BINS, distribution
+from agenteval.summary.distributions import HISTOGRAM_BINS, distribution
 
 
 def test_a_subnormal_maximum_puts_everything_in_the_first_bin() -> None:

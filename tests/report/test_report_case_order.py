@@ -9,11 +9,11 @@ from pathlib import Path
 
 from _runbuild import bad, ok
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.report import summarize
-from agenteval.report.summary import summarize_records
 from agenteval.rundir import iter_trials, read_header
-from agenteval.trial import Failure, Trial
+from agenteval.summary.compute import summarize_records
+from agenteval.trials.trial import Failure, Trial
 
 
 def _trials(order: list[int]) -> list[tuple[Trial, dict]]:

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from agenteval.report import write_html
-from agenteval.runtrials import trial_line
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.rundir.trials import trial_line
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "conversation"))

@@ -10,9 +10,9 @@ from pathlib import Path
 from _runbuild import XSS_PAYLOADS, bad, ok, sample_cases, sample_trials
 from rich.console import Console
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.report import render_terminal, summarize, write_json, write_junit, write_markdown
-from agenteval.trial import Failure, Trial
+from agenteval.trials.trial import Failure, Trial
 
 SCORERS = ["exact_match", "retrieval_recall", "judge_correctness"]
 

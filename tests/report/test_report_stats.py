@@ -10,9 +10,10 @@ from _runbuild import TrialSpec, bad, graded, ok, write_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.case import Case
-from agenteval.report import stats, summarize
-from agenteval.trial import Trial
+from agenteval.cases.case import Case
+from agenteval.report import summarize
+from agenteval.summary import stats
+from agenteval.trials.trial import Trial
 
 
 def test_wilson_known_values() -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from _runbuild import bad, graded, ok, sample_cases, sample_trials
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.report import summarize, summarize_records
 from agenteval.rundir import RunHeader, TrialRecord
-from agenteval.score import Score
-from agenteval.trial import Latency, Trial, Usage
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Latency, Trial, Usage
 
 SCORERS = ["exact_match", "retrieval_recall", "judge_correctness"]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from _runbuild import bad, ok
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.report import write_html
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 CHROMIUM = "/usr/bin/chromium"
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.report import two_sample as ts
+from agenteval.gate import two_sample as ts
 
 
 def exact_fisher(bg: int, bn: int, cg: int, cn: int) -> Fraction:

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agenteval.case import Case
-from agenteval.score import Score
+from agenteval.cases.case import Case
 from agenteval.scorers import BUILTIN_SCORER_NAMES, builtin_scorers, tool_call_match
 from agenteval.scorers.call_match import make_tool_call_match, match_calls
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 
 def agenteval(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:

@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.scorers.call_match import MATCH_MODES, match_calls, max_matching, ordered_matching
-from agenteval.trial import ToolCall
+from agenteval.trials.trial import ToolCall
 
 Matrix = list[list[bool]]
 

@@ -12,7 +12,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
 SCHEMA = json.loads(re.search(r"<!-- schema: expected_calls -->\n```json\n(.*?)```", DOC, re.S)[1])  # type: ignore[index]

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
+from agenteval.cases.tooldefs import as_openai_tools, normalize_tool_defs
 from agenteval.scorers import builtin_scorers, redundant_calls, trajectory_order
-from agenteval.tooldefs import as_openai_tools, normalize_tool_defs
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 
 def _trial(*names: str, args: Any = None, tools: Any = None) -> Trial:

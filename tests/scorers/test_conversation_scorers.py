@@ -9,12 +9,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.case import Case
-from agenteval.conversation.spec import ExpectedState, InitialState
+from agenteval.cases.case import Case
+from agenteval.cases.conversation import ExpectedState, InitialState
 from agenteval.conversation.state import build, snapshot
 from agenteval.scorers import procedure, state_match, turn_expectations
 from agenteval.scorers.conversation import check_state
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 cells = st.one_of(st.integers(-1000, 1000), st.text("abcxyz ", max_size=6), st.none())
 rows_st = st.lists(st.tuples(cells, cells), min_size=0, max_size=6)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agenteval.case import Case
-from agenteval.score import Score, not_applicable
+from agenteval.cases.case import Case
 from agenteval.scorers import builtin_scorers, wrong_answer_cause
-from agenteval.scoring import Scorers
-from agenteval.trial import Trial
+from agenteval.scoring.apply import Scorers
+from agenteval.scoring.score import Score, not_applicable
+from agenteval.trials.trial import Trial
 
 WRONG = Score(0.0, "wrong")
 RIGHT = Score(1.0, "right")

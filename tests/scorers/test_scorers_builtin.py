@@ -9,8 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agenteval.case import Case
-from agenteval.score import scorer_name, scorer_threshold
+from agenteval.cases.case import Case
 from agenteval.scorers import (
     BUILTIN_SCORER_NAMES,
     SAFETY_SCORERS,
@@ -18,8 +17,9 @@ from agenteval.scorers import (
     redundant_calls,
     step_efficiency,
 )
-from agenteval.scoring import Scorers
-from agenteval.trial import Trial
+from agenteval.scoring.apply import Scorers
+from agenteval.scoring.score import scorer_name, scorer_threshold
+from agenteval.trials.trial import Trial
 
 SUITE = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.scorers import exact_match
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 
 def case(**kw: Any) -> Case:

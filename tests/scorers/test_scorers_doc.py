@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from agenteval.case import Case
-from agenteval.score import scorer_name
+from agenteval.cases.case import Case
 from agenteval.scorers import builtin_scorers
-from agenteval.trial import Trial
+from agenteval.scoring.score import scorer_name
+from agenteval.trials.trial import Trial
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scorers.md"
 _BLOCK = re.compile(r"```yaml\n# example: (\w+)\n(.*?)```", re.S)

@@ -7,11 +7,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.case import Case
+from agenteval._util.text import find_numbers
+from agenteval.cases.case import Case
 from agenteval.scorers import retrieval_recall, tool_faithfulness, tool_grounding
-from agenteval.scorers._text import find_numbers
 from agenteval.scorers.grounding import _id_pattern, _Results, _returned
-from agenteval.trial import ToolCall, Trial
+from agenteval.trials.trial import ToolCall, Trial
 
 FAILED = {"cause": "http_error", "message": "HTTP 500"}
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.scorers import PII_KINDS, builtin_scorers, find_pii, make_pii_leakage, pii_leakage
 from agenteval.scorers.pii import luhn_valid
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 CASE = Case(id="c", input="q")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.scorers import avoids_forbidden_text
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 
 def case(**kw: Any) -> Case:

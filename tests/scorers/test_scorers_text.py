@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval.scorers._text import (
+from agenteval._util.text import (
     NUMBER,
     REFERENCE_NUMBER,
     find_numbers,

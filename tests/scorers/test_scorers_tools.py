@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.scorers import (
     make_tool_arguments_valid,
     make_tool_execution,
@@ -17,7 +17,7 @@ from agenteval.scorers import (
     tool_selection,
     trajectory_order,
 )
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 SEARCH: dict[str, Any] = {
     "type": "function",

@@ -1,14 +1,14 @@
 """A trial whose trace did not record some content: the built-in scorers that need it are
-not applicable, never 0 (agenteval.unrecorded); the others, and custom scorers, run."""
+not applicable, never 0 (agenteval.scoring.unrecorded); the others, and custom scorers, run."""
 
 from __future__ import annotations
 
 import pytest
 
-from agenteval.case import Case
-from agenteval.scorer_set import ScorerConfig, build_scorers
-from agenteval.trial import ToolCall, Trial
-from agenteval.unrecorded import SCORER_NEEDS
+from agenteval.cases.case import Case
+from agenteval.scorers.config import ScorerConfig, build_scorers
+from agenteval.scoring.unrecorded import SCORER_NEEDS
+from agenteval.trials.trial import ToolCall, Trial
 
 CASE = Case(
     id="c",

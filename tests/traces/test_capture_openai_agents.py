@@ -24,12 +24,12 @@ from openai import AsyncOpenAI
 
 from agenteval import evaluate
 from agenteval.agents.python import PythonAgent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
 from agenteval.traces.capture import Captures, capture_source
 from agenteval.traces.openai_agents import OpenAIAgentsCapture
 from agenteval.traces.records import Trajectory
-from agenteval.trial import ToolCall, Usage
+from agenteval.trials.trial import ToolCall, Usage
 from agents import Agent, OpenAIResponsesModel, Runner, function_tool
 from fake_server_util import fake_server_process
 

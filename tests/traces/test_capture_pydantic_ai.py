@@ -23,7 +23,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agenteval import evaluate
 from agenteval.agents.python import PythonAgent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 
 Step = tuple[str, dict[str, Any]]
 

@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.rundir import RunHeader, RunWriter, write_cases
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.scorers import builtin_scorers
 from agenteval.traces.capture import span_record
 from agenteval.traces.mapping import (
@@ -28,7 +28,7 @@ from agenteval.traces.mapping import (
     Trajectory,
     trajectory_from_spans,
 )
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 Build = Callable[[Tracer], None]
 

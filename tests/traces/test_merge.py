@@ -5,7 +5,7 @@ from __future__ import annotations
 from agenteval.agents.base import AgentOutput, Recorder
 from agenteval.traces.mapping import Trajectory
 from agenteval.traces.merge import Seen, keep_partial, merge
-from agenteval.trial import ToolCall, Usage
+from agenteval.trials.trial import ToolCall, Usage
 
 SEEN = Seen(
     source="otel",

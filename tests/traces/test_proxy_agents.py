@@ -20,7 +20,7 @@ from proxy_agents import KEY, chat_agent, responses_agent
 
 from agenteval import evaluate
 from agenteval.agents.python import PythonAgent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from fake_server_util import fake_server_process
 
 HERE = Path(__file__).resolve().parent

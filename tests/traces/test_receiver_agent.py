@@ -10,12 +10,12 @@ from typing import Any
 import aiohttp
 
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.conversation.agent import ConversationAgent
-from agenteval.runner import run_one
+from agenteval.run.runner import run_one
 from agenteval.traces.receiver import MAX_BODY, OtlpReceiver
 from agenteval.traces.receiver_agent import ReceiverAgent
-from agenteval.trial import ToolCall, Trial
+from agenteval.trials.trial import ToolCall, Trial
 
 
 def tool_span(rec: Recorder, root: bool) -> dict[str, Any]:

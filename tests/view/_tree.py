@@ -16,8 +16,8 @@ from pathlib import Path
 
 from _runbuild import XSS_PAYLOADS, bad, ok, sample_cases, sample_trials, write_run
 
-from agenteval.case import Case
-from agenteval.trial import Failure, Latency, Trial
+from agenteval.cases.case import Case
+from agenteval.trials.trial import Failure, Latency, Trial
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runs_v0_1"
 SCORERS = ["exact_match", "retrieval_recall", "judge_correctness"]

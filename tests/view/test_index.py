@@ -8,8 +8,8 @@ from pathlib import Path
 from _tree import FIXTURES, big_run, wait_for
 
 from agenteval.rundir import TRIALS, RunWriter, iter_trials, read_header
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 from agenteval.view.catalog import Catalog, find_run_dirs
 from agenteval.view.index import TrialIndex, score_status
 

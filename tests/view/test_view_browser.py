@@ -13,11 +13,11 @@ import pytest
 from _runbuild import sample_cases
 from _tree import XSS, Viewer, build_tree, wait_for
 
-from agenteval.case import Case
-from agenteval.gate import compare_runs
+from agenteval.cases.case import Case
+from agenteval.gate.paired import compare_runs
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
-from agenteval.score import Score
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Trial
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

@@ -13,7 +13,7 @@ import pytest
 from _tree import XSS, Viewer, build_tree
 
 from agenteval.errors import EXIT_INPUT
-from agenteval.gate import compare_runs
+from agenteval.gate.paired import compare_runs
 from agenteval.view.app import CSP
 
 q = urllib.parse.quote

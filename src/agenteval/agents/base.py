@@ -6,11 +6,11 @@ the time spent inside requests and token usage *as they happen*, so that a trial
 times out or fails still carries what was observed before it stopped.
 
 An adapter returns an :class:`AgentOutput` or raises :class:`AgentFailure` with a cause
-from :data:`agenteval.trial.FAILURE_CAUSES`. Anything else it raises — any exception, and
+from :data:`agenteval.trials.trial.FAILURE_CAUSES`. Anything else it raises — any exception, and
 ``SystemExit``, ``KeyboardInterrupt`` or another ``BaseException`` — is recorded by the
 runner as ``agent_error``; it never ends the run. What it returns need not be valid
 Unicode or JSON: the runner repairs lone surrogates and records a result JSON cannot
-encode as an ``agent_error`` (:mod:`agenteval.recordable`).
+encode as an ``agent_error`` (:mod:`agenteval.rundir.recordable`).
 
 An adapter is handed the dataset's case, which the scorers then use: it must not change
 it. (:class:`~agenteval.agents.python.PythonAgent` hands user code its own deep copy.)
@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.traces.propagation import TraceContext
-from agenteval.trial import Retry, ToolCall, Usage
+from agenteval.trials.trial import Retry, ToolCall, Usage
 
 
 class AgentFailure(Exception):

@@ -16,10 +16,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from agenteval._imports import load_callable
+from agenteval._util.imports import load_callable
 from agenteval.agents.base import Agent, AgentOutput, Recorder
 from agenteval.agents.python import PythonAgent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
 
 

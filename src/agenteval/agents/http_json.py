@@ -17,7 +17,7 @@ The config (YAML or JSON)::
         output_tokens: usage.completion
         model: model
 
-Every string in ``body`` is rendered with :func:`agenteval.prompt.render_template`
+Every string in ``body`` is rendered with :func:`agenteval.cases.prompt.render_template`
 (``{input}``, ``{context}``, ``{id}``, metadata keys...); keys are not. A string that is
 exactly one placeholder whose value is not a string inserts the value itself: ``"{input}"``
 with a conversation as input inserts the list of messages, ``"{expected}"`` a number.
@@ -29,7 +29,7 @@ the trial's own base URL of a recording proxy in front of ``UPSTREAM``
 calls, tool calls and tool outputs seen become the trial's (when ``response`` has no
 ``tool_calls`` path; ``metadata.trajectory_source`` is ``proxy``).
 
-The request is ``POST url`` with the rendered body, through :class:`~agenteval.http.HttpClient`
+The request is ``POST url`` with the rendered body, through :class:`~agenteval.llm.http.HttpClient`
 (retries recorded), with the trial's W3C ``traceparent`` header
 (:mod:`agenteval.traces.propagation`; the trial records ``metadata.trace_id``). A response
 without the output path fails the trial with cause ``malformed_response``; an explicit
@@ -48,15 +48,21 @@ from typing import Any, NoReturn
 
 import yaml
 
-from agenteval import yaml_guard
+from agenteval._util import yaml_guard
+from agenteval._util.secrets import (
+    Redactor,
+    redact_headers,
+    redact_mapping,
+    redact_url,
+    url_secrets,
+)
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
-from agenteval.case import Case
+from agenteval.cases.case import Case
+from agenteval.cases.prompt import placeholder_value, render_template
 from agenteval.errors import InputError
-from agenteval.http import HttpClient, RetryPolicy
-from agenteval.prompt import placeholder_value, render_template
-from agenteval.secrets import Redactor, redact_headers, redact_mapping, redact_url, url_secrets
+from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.traces.propagation import TraceContext
-from agenteval.trial import ToolCall
+from agenteval.trials.trial import ToolCall
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _WHOLE_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -264,8 +270,8 @@ class HttpJsonAgent:
         """``{kind: "http_json", config, url, headers, body, response}`` with secrets removed.
 
         Header values are ``[REDACTED]`` unless the header is on
-        :data:`~agenteval.secrets.PUBLIC_HEADERS` (``Content-Type``, ``Accept``...); the URL
-        loses its credentials (:func:`~agenteval.secrets.redact_url`).
+        :data:`~agenteval._util.secrets.PUBLIC_HEADERS` (``Content-Type``, ``Accept``...); the URL
+        loses its credentials (:func:`~agenteval._util.secrets.redact_url`).
         """
         headers = redact_headers(self._cfg.header_templates)
         response: dict[str, Any] = {"output": self._cfg.output}

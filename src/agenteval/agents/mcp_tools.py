@@ -26,9 +26,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from agenteval._util.secrets import redact_url, redact_urls
 from agenteval.agents.toolset import Invoke, ToolError
 from agenteval.errors import InputError
-from agenteval.secrets import redact_url, redact_urls
 
 _MAX_PAGES = 100
 

@@ -16,14 +16,14 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval._util.secrets import Redactor, redact_mapping, redact_url, url_secrets
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
-from agenteval.case import Case
-from agenteval.http import HttpClient, RetryPolicy
-from agenteval.prompt import build_messages
-from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
-from agenteval.tooldefs import as_openai_tools, normalize_tool_defs
+from agenteval.cases.case import Case
+from agenteval.cases.prompt import build_messages
+from agenteval.cases.tooldefs import as_openai_tools, normalize_tool_defs
+from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.traces.propagation import TraceContext
-from agenteval.trial import ToolCall
+from agenteval.trials.trial import ToolCall
 
 
 @dataclass(slots=True)
@@ -168,7 +168,7 @@ def conversation_tool_calls(messages: list[dict[str, Any]]) -> list[ToolCall]:
 class OpenAIChatAgent:
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint, as a black box.
 
-    Messages come from :func:`agenteval.prompt.build_messages` (``prompt_template``
+    Messages come from :func:`agenteval.cases.prompt.build_messages` (``prompt_template``
     applies); ``params`` are extra request fields (temperature, max_tokens...). The output
     is the final assistant content, ``""`` when the model answered only with tool calls.
     ``api_key`` is sent as ``Authorization: Bearer ...`` and never appears in messages or

@@ -1,6 +1,6 @@
 """A Python function as the agent under test: ``package.module:function``.
 
-The function receives the :class:`~agenteval.case.Case`, and also the 0-based ``repeat``
+The function receives the :class:`~agenteval.cases.case.Case`, and also the 0-based ``repeat``
 index when its signature takes a second positional parameter or one named ``repeat``.
 It may return:
 
@@ -9,7 +9,7 @@ It may return:
   ``usage`` (one ``{model, input_tokens, output_tokens}`` or a list), ``messages``,
   ``tools``, ``metadata``, ``retries``, ``failure`` (``{cause, message}``: the trial fails
   with that cause); other keys are an error;
-- a :class:`~agenteval.trial.Trial` (same fields) or an
+- a :class:`~agenteval.trials.trial.Trial` (same fields) or an
   :class:`~agenteval.agents.base.AgentOutput`.
 
 A ``failure`` keeps what else the result holds: its ``tool_calls``, ``messages``, usage
@@ -39,7 +39,7 @@ takes one (a parameter without default makes ``capture_proxy`` required), and fr
 Tool calls need not be returned: with ``capture="auto"`` (the default) and
 ``opentelemetry-sdk`` installed, the spans the agent's own instrumentation emits during
 the call are mapped to the trial (:mod:`agenteval.traces`), and a returned ``messages``
-transcript is read for calls (:mod:`agenteval.transcripts`); precedence in
+transcript is read for calls (:mod:`agenteval.trials.transcripts`); precedence in
 :mod:`agenteval.traces.merge`.
 """
 
@@ -55,14 +55,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agenteval._imports import load_callable
+from agenteval._util.imports import load_callable
+from agenteval._util.secrets import redact_url
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
-from agenteval.secrets import redact_url
 from agenteval.traces.capture import capture_source
 from agenteval.traces.merge import Seen, keep_partial, merge, watch
-from agenteval.trial import Retry, ToolCall, Trial, Usage
+from agenteval.trials.trial import Retry, ToolCall, Trial, Usage
 
 _DICT_KEYS = frozenset(
     {"output", "tool_calls", "usage", "messages", "tools", "metadata", "retries", "failure"}

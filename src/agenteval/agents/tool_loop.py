@@ -39,6 +39,7 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
+from agenteval._util.secrets import Redactor, redact_mapping, redact_url, url_secrets
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.agents.json_tools import (
     JSON_INSTRUCTIONS,
@@ -51,12 +52,11 @@ from agenteval.agents.mcp_tools import McpServer
 from agenteval.agents.openai_chat import chat_completion
 from agenteval.agents.tool_loop_args import TOOL_FORMATS
 from agenteval.agents.toolset import ToolSet, result_text
-from agenteval.case import Case
+from agenteval.cases.case import Case
+from agenteval.cases.prompt import build_messages
 from agenteval.errors import InputError
-from agenteval.http import HttpClient, RetryPolicy
-from agenteval.prompt import build_messages
-from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
-from agenteval.trial import ToolCall
+from agenteval.llm.http import HttpClient, RetryPolicy
+from agenteval.trials.trial import ToolCall
 
 ToolFormat = Literal["native", "json"]
 

@@ -25,7 +25,7 @@ with exactly one of them meaningful. The error is the text a model is shown:
 - the tool raised: ``ExceptionType: message``.
 
 A result is made JSON-compatible (pydantic's encoder; anything else becomes ``str``).
-:meth:`ToolSet.run_call` does the same and fills a :class:`~agenteval.trial.ToolCall`
+:meth:`ToolSet.run_call` does the same and fills a :class:`~agenteval.trials.trial.ToolCall`
 with the result, error, start time and duration.
 
 **MCP servers** (:mod:`agenteval.agents.mcp_tools`) join with :meth:`ToolSet.add_provider`;
@@ -47,10 +47,10 @@ from typing import Any, Protocol, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import to_jsonable_python
 
-from agenteval._imports import load_module
+from agenteval._util.imports import load_module
 from agenteval.errors import InputError
 from agenteval.scorers import ArgumentChecker
-from agenteval.trial import ToolCall
+from agenteval.trials.trial import ToolCall
 
 ToolFn = Callable[..., Any]
 """A Python function offered as a tool (sync or async)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agenteval._lazy import lazy_getattr
+from agenteval._util.lazy import lazy_getattr
 from agenteval.benchmarks._args import add_benchmark_args
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """``agenteval run --benchmark NAME[,NAME...]``: run built-in or user suites.
 
-Each benchmark runs as its own :class:`~agenteval.session.Session` into
+Each benchmark runs as its own :class:`~agenteval.run.session.Session` into
 ``<out>/<benchmark name>/``, with its dataset (or ``--dataset FILE``), its prompt template
 (unless ``--prompt-template`` is given), its scorers (plus any ``--scorer``) and its judge
 rubric (unless ``--rubric`` is given). A suite graded by a judge needs ``--judge-endpoint``
@@ -22,10 +22,10 @@ from rich.console import Console
 from agenteval.benchmarks.declarative import load_benchmark_file
 from agenteval.benchmarks.registry import Benchmark, Registry, default_registry
 from agenteval.errors import InputError
-from agenteval.score import ScorerFn
-from agenteval.scorer_set import load_scorer
 from agenteval.scorers import BUILTIN_SCORER_NAMES, builtin_scorers, make_pii_leakage
-from agenteval.scoring import Scorers
+from agenteval.scorers.config import load_scorer
+from agenteval.scoring.apply import Scorers
+from agenteval.scoring.score import ScorerFn
 
 
 def registry_from_args(args: argparse.Namespace) -> Registry:

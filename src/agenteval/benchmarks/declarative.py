@@ -22,13 +22,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agenteval import yaml_guard
-from agenteval._imports import load_callable
+from agenteval._util import yaml_guard
+from agenteval._util.imports import load_callable
 from agenteval.benchmarks.registry import Benchmark, Registry
 from agenteval.benchmarks.scorers import answer_match, instruction_following, refusal_check
 from agenteval.errors import InputError
-from agenteval.score import ScorerFn
 from agenteval.scorers import BUILTIN_SCORER_NAMES
+from agenteval.scoring.score import ScorerFn
 
 SUITE_SCORERS: dict[str, ScorerFn] = {
     "instruction_following": instruction_following,
@@ -113,7 +113,7 @@ def _one(item: Any, path: Path) -> Benchmark:
         rubric = str(candidate) if candidate.is_file() else rubric
     tools = item.get("tools") or []
     if item.get("tools_file"):
-        from agenteval.tooldefs import load_tool_file
+        from agenteval.cases.tooldefs import load_tool_file
 
         tools = load_tool_file(str(base / str(item["tools_file"])))
     if not isinstance(tools, list):

@@ -23,7 +23,7 @@ any order, and every category wants exactly the calls of its answer),
 truth) expect no call; ``live_relevance`` records expect at least one call of any tool.
 Only the first turn of a multi-turn question is imported.
 
-Every imported record is validated as a :class:`~agenteval.case.Case`; a problem is an
+Every imported record is validated as a :class:`~agenteval.cases.case.Case`; a problem is an
 :class:`~agenteval.errors.InputError` naming the file, line and field.
 """
 
@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
 
 _BFCL_FIELDS = ("id", "question", "function", "ground_truth")

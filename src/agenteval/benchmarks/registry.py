@@ -2,7 +2,7 @@
 
 A :class:`Benchmark` says everything needed to run one suite: which cases (a dataset
 file), how a case is turned into the prompt (``prompt``, a template as in
-:mod:`agenteval.prompt`, or None to send the input as is), which deterministic scorers
+:mod:`agenteval.cases.prompt`, or None to send the input as is), which deterministic scorers
 decide it (names of built-in scorers plus its own scorer functions), which judge rubric
 grades it (None: judge-free) and which tools it offers.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.errors import InputError
-from agenteval.score import ScorerFn, scorer_name
+from agenteval.scoring.score import ScorerFn, scorer_name
 
 
 @dataclass(frozen=True, slots=True)

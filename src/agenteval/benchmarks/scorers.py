@@ -14,10 +14,7 @@ import json
 import re
 from typing import Any
 
-from agenteval.case import Case
-from agenteval.score import BINARY_THRESHOLD, Score, not_applicable, scorer
-from agenteval.scorers._answer import unanswered
-from agenteval.scorers._text import (
+from agenteval._util.text import (
     find_numbers,
     fmt_num,
     normalize,
@@ -26,7 +23,10 @@ from agenteval.scorers._text import (
     same_number,
     squash,
 )
-from agenteval.trial import Trial
+from agenteval.cases.case import Case
+from agenteval.scorers._answer import unanswered
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval.trials.trial import Trial
 
 CONSTRAINT_KINDS = (
     "max_words",

@@ -112,8 +112,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def _safe_message(text: str) -> str:
     """An error message as printed: URL credentials redacted, escape sequences and control
     characters removed (it may quote a URL, a file's content or an agent's output)."""
-    from agenteval.secrets import redact_urls
-    from agenteval.untrusted import strip_unsafe
+    from agenteval._util.secrets import redact_urls
+    from agenteval._util.untrusted import strip_unsafe
 
     return strip_unsafe(redact_urls(text))
 

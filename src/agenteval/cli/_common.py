@@ -10,16 +10,16 @@ from typing import Any
 
 from rich.console import Console
 
+from agenteval._util.untrusted import strip_unsafe
+from agenteval.cases.tooldefs import load_tool_file
 from agenteval.errors import InputError
-from agenteval.report.finish import finish_run as finish_run  # re-exported for commands
-from agenteval.report.finish import live_summary as live_summary
-from agenteval.score import ScorerFn
-from agenteval.scorer_set import ScorerConfig, ScorerOverrides
-from agenteval.scorer_set import build_scorers as _build_scorers
+from agenteval.run.finish import finish_run as finish_run  # re-exported for commands
+from agenteval.run.finish import live_summary as live_summary
 from agenteval.scorers import PII_KINDS
-from agenteval.scoring import Scorers
-from agenteval.tooldefs import load_tool_file
-from agenteval.untrusted import strip_unsafe
+from agenteval.scorers.config import ScorerConfig, ScorerOverrides
+from agenteval.scorers.config import build_scorers as _build_scorers
+from agenteval.scoring.apply import Scorers
+from agenteval.scoring.score import ScorerFn
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -58,7 +58,7 @@ def pii_kinds_arg(args: argparse.Namespace) -> list[str] | None:
 
 
 def scorer_config(args: argparse.Namespace, extra: list[ScorerFn] | None = None) -> ScorerConfig:
-    """The scoring options of a command as a :class:`~agenteval.scorer_set.ScorerConfig`."""
+    """The scoring options of a command as a :class:`~agenteval.scorers.config.ScorerConfig`."""
     builtin = not getattr(args, "no_builtin_scorers", False)
     suite_tools = getattr(args, "suite_tools", None)
     return ScorerConfig(
@@ -115,5 +115,5 @@ def console_for(args: argparse.Namespace) -> Console:
 
 def plain(text: str) -> str:
     """Text from untrusted sources made safe to print: escape sequences and controls removed
-    (:func:`agenteval.untrusted.strip_unsafe`; tab and newline stay)."""
+    (:func:`agenteval._util.untrusted.strip_unsafe`; tab and newline stay)."""
     return strip_unsafe(text)

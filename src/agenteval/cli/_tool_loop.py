@@ -9,7 +9,7 @@ from pathlib import Path
 from agenteval.agents.tool_loop import ToolLoopAgent, build_toolset
 from agenteval.cli._common import parse_params
 from agenteval.errors import InputError
-from agenteval.http import RetryPolicy
+from agenteval.llm.http import RetryPolicy
 
 
 def build_from_args(args: argparse.Namespace, policy: RetryPolicy) -> ToolLoopAgent:

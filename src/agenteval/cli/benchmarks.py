@@ -96,9 +96,9 @@ def list_benchmarks(args: argparse.Namespace) -> int:
 
 def import_dataset(args: argparse.Namespace) -> int:
     """Convert ``args.file`` and write ``args.out``; exit code 0."""
+    from agenteval._util.outpaths import check_out_files
     from agenteval.benchmarks.importers import import_bfcl, import_datarobot, write_jsonl
     from agenteval.errors import InputError
-    from agenteval.outpaths import check_out_files
 
     inputs = [("input file", args.file), ("answers file", args.answers)]
     check_out_files([("--out", args.out)], inputs)  # never over what it converts

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     limit = args.local_limit if args.local_limit and args.local_limit > 0 else None
     if args.local_model:
-        from agenteval.local_model import smollm2_path
+        from agenteval.llm.local_model import smollm2_path
 
         smollm2_path()  # fail early, with the install command, when the extra is missing
     result = run_demo(args.dir, console_for(args), local_model=args.local_model, local_limit=limit)

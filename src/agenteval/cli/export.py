@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agenteval._util.outpaths import check_out_files, real, relation
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
-from agenteval.outpaths import check_out_files, real, relation
 from agenteval.rundir import RUN_FILES, read_header
 
 TABLES = ("trials", "scores", "tool_calls")

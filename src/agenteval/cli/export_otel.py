@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agenteval._util.outpaths import check_out_files
 from agenteval.errors import InputError, RunWriteError
-from agenteval.outpaths import check_out_files
 
 
 def register(sub: Any) -> None:
@@ -67,8 +67,8 @@ def _need_otel() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agenteval._util.secrets import redact_urls
     from agenteval.rundir import read_header
-    from agenteval.secrets import redact_urls
 
     read_header(args.run)  # not a run: exit 2 before anything else
     _need_otel()

@@ -29,16 +29,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agenteval._util.outpaths import check_out_files
 from agenteval.cli._common import console_for
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
-from agenteval.gate import compare_runs
-from agenteval.outpaths import check_out_files
+from agenteval.gate.paired import compare_runs
 from agenteval.report import summarize
 from agenteval.report.gate_text import render_gate
 from agenteval.report.markdown import render_gate_markdown
-from agenteval.report.model import Summary
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd, safe
 from agenteval.rundir import RUN_FILES
+from agenteval.summary.model import Summary
 
 __all__ = ["parse_max_drop", "register", "render_comparison", "render_gate", "run_gate"]
 

@@ -25,12 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval._gc import frozen_heap
+from agenteval._util.gc import frozen_heap
+from agenteval._util.outpaths import check_out_dir
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run, plain
 from agenteval.errors import InputError, writing_run
-from agenteval.outpaths import check_out_dir
 from agenteval.rundir import TRIALS, DatasetRef, RunHeader, RunWriter, cases_path, write_header
-from agenteval.runwriter import case_line
+from agenteval.rundir.writer import case_line
 
 if TYPE_CHECKING:
     from agenteval.traces.importer import ImportResult
@@ -122,7 +122,7 @@ def _sha256(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agenteval.stopsignals import exit_on_stop_signals
+    from agenteval.run.signals import exit_on_stop_signals
 
     with exit_on_stop_signals():  # the spool is removed on SIGTERM/SIGHUP too
         return _run(args)

@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agenteval.case import Case
+from agenteval._util.outpaths import check_out_dir
+from agenteval.cases.case import Case
 from agenteval.cli._common import console_for, finish_run, plain
 from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
@@ -42,7 +43,6 @@ from agenteval.judge import (
     read_labels,
     render_agreement,
 )
-from agenteval.outpaths import check_out_dir
 from agenteval.rundir import (
     TRIALS,
     RunHeader,
@@ -52,8 +52,8 @@ from agenteval.rundir import (
     iter_trials,
     read_header,
 )
-from agenteval.runlock import refuse_if_being_written
-from agenteval.score import Score
+from agenteval.rundir.lock import refuse_if_being_written
+from agenteval.scoring.score import Score
 
 
 def register(sub: Any) -> None:

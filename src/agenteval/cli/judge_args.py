@@ -86,8 +86,8 @@ def judge_config_from_args(args: argparse.Namespace) -> JudgeConfig | None:
     """
     if not args.rubric:
         return None
-    from agenteval.http import RetryPolicy
     from agenteval.judge import JudgeConfig, default_cache_dir
+    from agenteval.llm.http import RetryPolicy
 
     if not args.judge_endpoint or not args.judge_model:
         raise InputError("--rubric needs --judge-endpoint and --judge-model")

@@ -36,8 +36,8 @@ from agenteval.executors.pool import JobSpec, WorkerStartError
 from agenteval.judge import Judge, JudgeConfig
 from agenteval.judge.judge import JudgeStats
 from agenteval.rundir import TRIALS, RunWriter, TrialRecord
-from agenteval.runtrials import _parse_trial_line, _ScoreKey, _trial_line
-from agenteval.score import Score
+from agenteval.rundir.trials import _parse_trial_line, _ScoreKey, _trial_line
+from agenteval.scoring.score import Score
 
 Item = tuple[int, int, int, bool]
 """A source line (:data:`~agenteval.cli.rescore_parallel.Line`) and whether a lost worker

@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+from agenteval._util.secrets import redact_url
 from agenteval.errors import EXIT_OK, InputError, cannot_write
-from agenteval.secrets import redact_url
 
 
 def register(sub: Any) -> None:

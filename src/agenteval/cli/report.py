@@ -13,14 +13,14 @@ import argparse
 import sys
 from typing import Any
 
+from agenteval._util.outpaths import check_out_files
 from agenteval.cli._common import console_for
 from agenteval.errors import EXIT_OK
-from agenteval.outpaths import check_out_files
-from agenteval.pricing import load_prices
+from agenteval.llm.pricing import load_prices
 from agenteval.report import render_terminal, summarize, write_json, write_junit, write_markdown
 from agenteval.report.html import write_html
 from agenteval.rundir import RUN_FILES, iter_trials
-from agenteval.runlock import RunLock
+from agenteval.rundir.lock import RunLock
 
 
 def register(sub: Any) -> None:

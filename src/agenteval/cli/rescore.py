@@ -31,8 +31,9 @@ from typing import IO, Any
 
 from pydantic_core import from_json
 
-from agenteval._gc import frozen_heap
-from agenteval.case import Case
+from agenteval._util.gc import frozen_heap
+from agenteval._util.outpaths import check_out_dir
+from agenteval.cases.case import Case
 from agenteval.cli._common import (
     add_scorer_args,
     console_for,
@@ -42,7 +43,6 @@ from agenteval.cli._common import (
 )
 from agenteval.cli._executor_args import executor_from_args
 from agenteval.errors import InputError, writing_run
-from agenteval.outpaths import check_out_dir
 from agenteval.rundir import (
     CASES,
     HEADER,
@@ -53,9 +53,9 @@ from agenteval.rundir import (
     iter_trials,
     read_header,
 )
-from agenteval.runlock import refuse_if_being_written
-from agenteval.scorer_set import rebuild_scorers
-from agenteval.scoring import Scorers
+from agenteval.rundir.lock import refuse_if_being_written
+from agenteval.scorers.config import rebuild_scorers
+from agenteval.scoring.apply import Scorers
 
 _PARSED = 256  # parsed cases kept at once (repeats of a case are usually written together)
 

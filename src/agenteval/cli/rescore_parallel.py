@@ -7,7 +7,7 @@ reads the source (skipping a torn last line), refuses a second line for the same
 repeat), and writes the new lines in the source's order: the output is the one of the
 one-process rescore, line for line. At most ``4 * workers`` batches are out or waiting
 to be written, so memory stays flat in the number of trials. Each worker also sends what
-each trial adds to the summary (:data:`~agenteval.report.accumulator.Contribution`), which
+each trial adds to the summary (:data:`~agenteval.summary.accumulator.Contribution`), which
 the driver folds as it writes the line: the new run is not read back for its summary.
 """
 
@@ -23,15 +23,15 @@ from agenteval.errors import InputError
 from agenteval.executors import Executor, prepare
 from agenteval.executors.driver import WorkersLostError, drive
 from agenteval.executors.pool import WorkerStartError
-from agenteval.pricing import PriceTable
-from agenteval.report.contribution import Contribution, contribution
+from agenteval.llm.pricing import PriceTable
 from agenteval.rundir import TRIALS, RunWriter
-from agenteval.runtrials import _parse_trial_line, _ScoreKey, _trial_line
-from agenteval.score import Score
-from agenteval.scoring import Scorers
+from agenteval.rundir.trials import _parse_trial_line, _ScoreKey, _trial_line
+from agenteval.scoring.apply import Scorers
+from agenteval.scoring.score import Score
+from agenteval.summary.contribution import Contribution, contribution
 
 if TYPE_CHECKING:
-    from agenteval.report.live import LiveSummary
+    from agenteval.summary.live import LiveSummary
 
 BATCH = 256
 """Trials per batch (about 0.1 s of scoring)."""

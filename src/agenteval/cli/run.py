@@ -34,9 +34,9 @@ from agenteval.cli._common import add_scorer_args, build_scorers, console_for, p
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.user_args import add_user_args, user_from_args
 from agenteval.errors import EXIT_NO_ANSWERS, InputError
-from agenteval.runner import RunSettings, failure_problem
-from agenteval.scoring import Scorers
-from agenteval.session import Session
+from agenteval.run.runner import RunSettings, failure_problem
+from agenteval.run.session import Session
+from agenteval.scoring.apply import Scorers
 
 
 def register(sub: Any) -> None:
@@ -268,7 +268,7 @@ def _adapter(args: argparse.Namespace) -> Agent:
 
 
 def retry_policy(args: argparse.Namespace) -> Any:
-    from agenteval.http import RetryPolicy
+    from agenteval.llm.http import RetryPolicy
 
     return RetryPolicy(
         max_retries=args.max_retries,
@@ -307,7 +307,7 @@ def run_session(
     Shared by ``run`` and ``run --benchmark`` (one call per suite).
     """
     from agenteval.cli._executor_args import executor_from_args
-    from agenteval.pricing import PriceTable, load_prices
+    from agenteval.llm.pricing import PriceTable, load_prices
 
     prices = (load_prices(args.prices) if args.prices else PriceTable.default()).to_dict()
     judge = None

@@ -21,9 +21,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.rundir import FORMAT_VERSION, RunHeader, TrialRecord
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -12,13 +12,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agenteval._gc import frozen_heap
+from agenteval._util.gc import frozen_heap
+from agenteval._util.outpaths import check_out_dir
 from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run
 from agenteval.dataset import iter_cases, load_case_index, scan_dataset
+from agenteval.dataset.trialfile import iter_numbered_trials, iter_trial_file
 from agenteval.errors import InputError, writing_run
-from agenteval.outpaths import check_out_dir
 from agenteval.rundir import TRIALS, RunHeader, RunWriter, write_cases
-from agenteval.trialfile import iter_numbered_trials, iter_trial_file
 
 
 def register(sub: Any) -> None:

@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.conversation.state import snapshot, trial_database
-from agenteval.trial import ToolCall
+from agenteval.trials.trial import ToolCall
 
 if TYPE_CHECKING:
     from agenteval.conversation.users import SimulatedUser

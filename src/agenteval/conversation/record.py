@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval.case import Case
-from agenteval.trial import ToolCall, Trial, Usage
+from agenteval.cases.case import Case
+from agenteval.trials.trial import ToolCall, Trial, Usage
 
 ENDINGS = ("script_end", "user_stop", "max_turns", "no_answer", "failed")
 """Why a conversation ended: the script ran out, the user stopped (the stop phrase or

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agenteval.conversation.spec import InitialState
+from agenteval.cases.conversation import InitialState
 
 _DB: contextvars.ContextVar[Path] = contextvars.ContextVar("agenteval_trial_database")
 

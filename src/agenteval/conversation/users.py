@@ -1,7 +1,7 @@
 """Simulated users: a Python callable (rule-based, deterministic) or an LLM.
 
 A simulated user is asked for the next user message given the case's ``user`` block
-(:class:`~agenteval.conversation.spec.UserSpec`) and the visible conversation so far: a
+(:class:`~agenteval.cases.conversation.UserSpec`) and the visible conversation so far: a
 list of ``{"role": "user" | "assistant", "content": text}`` messages (the agent's answers,
 never its tool calls). It answers with the next message, or ``None`` to end the
 conversation; a message containing the case's stop phrase (``user.stop``, default
@@ -39,12 +39,12 @@ import random
 from pathlib import Path
 from typing import Any, Protocol
 
-from agenteval._imports import load_callable
+from agenteval._util.imports import load_callable
+from agenteval._util.secrets import Redactor, redact_mapping, redact_url, url_secrets
 from agenteval.agents.base import Recorder
-from agenteval.conversation.spec import UserSpec
+from agenteval.cases.conversation import UserSpec
 from agenteval.errors import InputError
-from agenteval.http import HttpClient, RetryPolicy
-from agenteval.secrets import Redactor, redact_mapping, redact_url, url_secrets
+from agenteval.llm.http import HttpClient, RetryPolicy
 
 Message = dict[str, Any]
 

@@ -1,4 +1,4 @@
-"""Dataset files -> validated :class:`~agenteval.case.Case` objects (SPEC §2.1).
+"""Dataset files -> validated :class:`~agenteval.cases.case.Case` objects (SPEC §2.1).
 
 Formats, chosen by the file's extension (see :data:`FORMATS`):
 
@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.dataset.csv_rows import iter_csv_rows
 from agenteval.dataset.records import (
     Row,

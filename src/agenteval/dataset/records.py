@@ -1,6 +1,6 @@
 """Reading records from JSON files with errors that name the file, the line and the field.
 
-Shared by datasets (:mod:`agenteval.dataset`) and trial files (:mod:`agenteval.trialfile`):
+Shared by datasets (:mod:`agenteval.dataset`) and trial files (:mod:`agenteval.dataset.trialfile`):
 checking a path, decoding UTF-8 line by line, JSON Lines and JSON arrays with the line of
 each record, rejecting values JSON does not have, and turning pydantic validation errors into
 one precise :class:`~agenteval.errors.InputError`.

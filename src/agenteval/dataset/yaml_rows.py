@@ -3,7 +3,7 @@
 Only ``true``/``false`` are booleans and dates stay text, so ``yes``, ``no`` and
 ``2024-01-01`` are read as strings. Line numbers come from the YAML node marks: a row's line
 is where its mapping starts, and each top-level key's value has its own line. Aliases may
-not expand the document by more than :data:`~agenteval.yaml_guard.MAX_ALIAS_NODES` nodes
+not expand the document by more than :data:`~agenteval._util.yaml_guard.MAX_ALIAS_NODES` nodes
 (an alias bomb is refused, exit code 2).
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
+from agenteval._util.yaml_guard import check_aliases
 from agenteval.dataset.records import Row, read_text
 from agenteval.errors import InputError
-from agenteval.yaml_guard import check_aliases
 
 
 class _YamlLoader(yaml.SafeLoader):

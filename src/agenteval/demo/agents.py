@@ -26,11 +26,11 @@ from typing import Any
 
 from agenteval.agents.base import AgentOutput, Recorder
 from agenteval.agents.toolset import ToolSet, result_text
-from agenteval.case import Case
+from agenteval.cases.case import Case
+from agenteval.cases.prompt import build_messages
 from agenteval.demo.desk import handle
 from agenteval.demo.shop import ShopTools
-from agenteval.prompt import build_messages
-from agenteval.trial import ToolCall
+from agenteval.trials.trial import ToolCall
 
 _NAME = r"([A-Z][a-z]+ [A-Z][a-z]+)"
 _ORDER = r"(O-\d{4})"

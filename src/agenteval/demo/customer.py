@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agenteval.conversation.spec import UserSpec
+from agenteval.cases.conversation import UserSpec
 
 
 def customer(user: UserSpec, history: list[dict[str, Any]]) -> str | None:

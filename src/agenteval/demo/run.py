@@ -30,10 +30,10 @@ from agenteval.demo.agents import CarefulAgent, SloppyAgent
 from agenteval.demo.cases import demo_cases, spread, write_cases
 from agenteval.demo.shop import build_database
 from agenteval.errors import InputError
-from agenteval.runner import RunSettings
+from agenteval.run.runner import RunSettings
+from agenteval.run.session import Session
 from agenteval.scorers import builtin_scorers
-from agenteval.scoring import Scorers
-from agenteval.session import Session
+from agenteval.scoring.apply import Scorers
 
 LOCAL_PARAMS: dict[str, Any] = {"temperature": 0, "max_tokens": 160, "repeat_penalty": 1.3}
 """Request parameters for the local model: greedy (deterministic), with llama.cpp's repeat
@@ -164,7 +164,7 @@ def _run(
 
 
 def _gate(baseline: Path, candidate: Path, title: str, console: Console) -> tuple[bool, list[str]]:
-    from agenteval.gate import compare_runs
+    from agenteval.gate.paired import compare_runs
     from agenteval.report.gate_text import render_gate
 
     console.print(Rule(title))
@@ -225,8 +225,8 @@ def _run_local(files: DemoFiles, console: Console, limit: int | None) -> Path:
     from agenteval.agents.tool_loop import ToolLoopAgent
     from agenteval.agents.toolset import ToolSet
     from agenteval.demo.shop import ShopTools
-    from agenteval.http import RetryPolicy
-    from agenteval.local_model import MODEL_NAME, LocalModelServer
+    from agenteval.llm.http import RetryPolicy
+    from agenteval.llm.local_model import MODEL_NAME, LocalModelServer
 
     dataset = files.cases
     if limit is not None:

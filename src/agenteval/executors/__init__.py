@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agenteval._imports import _is_file_target
+from agenteval._util.imports import _is_file_target
 from agenteval.errors import InputError
 from agenteval.executors.pool import Job, JobSpec, LocalPool, Pool
 

@@ -46,7 +46,7 @@ class JobSpec:
     """A job as it travels to a worker: the user files to import first, then the job.
 
     ``imports`` are ``path/to/file.py:attr`` targets: such a file is imported under a
-    private module name (:mod:`agenteval._imports`), which a fresh worker only knows once
+    private module name (:mod:`agenteval._util.imports`), which a fresh worker only knows once
     it imported the file too; ``blob`` is the pickled :class:`Job`.
     """
 
@@ -55,7 +55,7 @@ class JobSpec:
 
     def build(self) -> Job:
         """Import the files, unpickle the job and set it up (in the worker)."""
-        from agenteval._imports import load_callable
+        from agenteval._util.imports import load_callable
 
         for target in self.imports:
             load_callable(target, what="import", option=None)
@@ -159,7 +159,7 @@ def _one_line(e: BaseException) -> str:
 def _context() -> BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["agenteval.executors.pool", "agenteval.runner"])
+        ctx.set_forkserver_preload(["agenteval.executors.pool", "agenteval.run.runner"])
         return ctx
     return multiprocessing.get_context("spawn")
 

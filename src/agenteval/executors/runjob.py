@@ -2,7 +2,7 @@
 
 :class:`RunJob` is what each worker keeps: the agent (started once per worker, on the
 worker's own event loop), the scorers and the judge. It turns a batch of (case, repeat)
-into finished ``trials.jsonl`` lines, exactly as :func:`agenteval.runner.run_trials`
+into finished ``trials.jsonl`` lines, exactly as :func:`agenteval.run.runner.run_trials`
 would write them (same trial, same scores, same repair of a trial that cannot be written
 as it is). :func:`run_parallel` drives the pool and appends each line in the driver, the
 one writer of the run; the trials of a lost worker are run again or recorded with cause
@@ -17,17 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.agents.base import Agent
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
 from agenteval.executors.driver import drive
 from agenteval.executors.pool import Pool
-from agenteval.recordable import recordable, recordable_scores
+from agenteval.run.runner import RunProgress, RunSettings, TrialJudge, _Control, run_one
 from agenteval.rundir import TRIALS, RunWriter
-from agenteval.runner import RunProgress, RunSettings, TrialJudge, _Control, run_one
-from agenteval.runtrials import _ScoreKey, _trial_line
-from agenteval.score import Score
-from agenteval.scoring import Scorers
-from agenteval.trial import Failure, Trial
+from agenteval.rundir.recordable import recordable, recordable_scores
+from agenteval.rundir.trials import _ScoreKey, _trial_line
+from agenteval.scoring.apply import Scorers
+from agenteval.scoring.score import Score
+from agenteval.trials.trial import Failure, Trial
 
 Item = tuple[Case, int]
 Result = list[tuple[str, bool]]
@@ -88,10 +88,10 @@ class RunJob:
         return scores
 
     async def _line(self, case: Case, trial: Trial, scores: dict[str, Score]) -> str:
-        """The line the runner would write (``agenteval.runner.run_trials``'s repair)."""
+        """The line the runner would write (``agenteval.run.runner.run_trials``'s repair)."""
         try:
             return _trial_line(trial, scores, self._frags, repair=False)
-        except (ValueError, TypeError):  # not recordable as it is (agenteval.recordable)
+        except (ValueError, TypeError):  # not recordable as it is (agenteval.rundir.recordable)
             fixed, failed = recordable(trial)
             if failed:  # a different trial now: scored and judged afresh
                 new = recordable_scores(await self._scored(case, fixed))
@@ -132,7 +132,7 @@ def run_parallel(
     Ctrl-C once (``control.stop``): no new batch, those out finish and are written. Twice
     (``control.cancelled``): return at once; the trials in flight are not written (the
     caller ends the workers) and ``--resume`` runs them. A write error stops the run as in
-    :func:`agenteval.runner.run_trials` (``control.io_error``). Raises
+    :func:`agenteval.run.runner.run_trials` (``control.io_error``). Raises
     :class:`~agenteval.executors.driver.WorkersLostError` when every worker was lost.
     """
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from agenteval.agents.base import Recorder
 from agenteval.agents.openai_chat import chat_completion
-from agenteval.http import HttpClient
+from agenteval.llm.http import HttpClient
 
 _FILTERED = "the reply was stopped by the server's content filter"
 

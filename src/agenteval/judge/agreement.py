@@ -29,11 +29,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
 from agenteval.judge.judge import Judge
 from agenteval.judge.rubric import Rubric, Scale
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 _TRIAL_FIELDS = ("output", "tool_calls", "label")
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agenteval.trial import Usage
+from agenteval.trials.trial import Usage
 
 try:
     import fcntl

@@ -1,9 +1,9 @@
 """The LLM judge: grades trials with rubrics through an OpenAI-compatible endpoint.
 
 For each rubric a :class:`Judge` renders the fenced prompt, asks the judge model
-``samples`` times (through the shared :class:`~agenteval.http.HttpClient`: the same
+``samples`` times (through the shared :class:`~agenteval.llm.http.HttpClient`: the same
 retries, back-off and failure causes as agent calls), reads each verdict, and returns one
-:class:`~agenteval.score.Score` per rubric under ``judge_<rubric>``:
+:class:`~agenteval.scoring.score.Score` per rubric under ``judge_<rubric>``:
 
 - **not applicable** (value None, reason ``not applicable: …``) when the case or trial
   lacks what the rubric needs (see :func:`agenteval.judge.prompt.not_applicable_reason`);
@@ -32,19 +32,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from agenteval._util.secrets import Redactor
 from agenteval.agents.base import AgentFailure, Recorder
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
-from agenteval.http import HttpClient, RetryPolicy
 from agenteval.judge._client import JudgeReply, request_verdict
 from agenteval.judge.cache import CachedReply, JudgeCache, cache_key
 from agenteval.judge.parse import Verdict, parse_verdict
 from agenteval.judge.prompt import RenderedPrompt, not_applicable_reason, render_prompt
 from agenteval.judge.rubric import Rubric
-from agenteval.score import Score
-from agenteval.scorer_spec import ScorerSpec
-from agenteval.secrets import Redactor
-from agenteval.trial import Trial, Usage
+from agenteval.llm.http import HttpClient, RetryPolicy
+from agenteval.scoring.score import Score
+from agenteval.scoring.spec import ScorerSpec
+from agenteval.trials.trial import Trial, Usage
 
 SAMPLED_TEMPERATURE = 0.7
 """The temperature used when ``samples > 1`` and none was set."""

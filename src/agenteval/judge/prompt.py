@@ -19,12 +19,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.judge.fence import derive_boundary, fence
 from agenteval.judge.rubric import PLACEHOLDER_PATTERN, Rubric, Scale
-from agenteval.trial import Trial
-from agenteval.unrecorded import missing_for
-from agenteval.unrecorded import reason as unrecorded_reason
+from agenteval.scoring.unrecorded import missing_for
+from agenteval.scoring.unrecorded import reason as unrecorded_reason
+from agenteval.trials.trial import Trial
 
 LABELS = {
     "input": "question",
@@ -54,7 +54,7 @@ def not_applicable_reason(rubric: Rubric, case: Case, trial: Trial) -> str | Non
     ``{context}`` and the case has no ``context``, or ``{tool_results}`` and no tool call
     of the trial has a result (a call that only raised an error is not a source); also
     when the trial's source did not record content the template uses
-    (:mod:`agenteval.unrecorded`).
+    (:mod:`agenteval.scoring.unrecorded`).
     """
     needs = rubric.needs
     missing = missing_for(trial, ("input", *needs) if "input" in rubric.placeholders else needs)

@@ -50,7 +50,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agenteval.errors import InputError
-from agenteval.scorer_spec import JUDGE_REF, ScorerSpec
+from agenteval.scoring.spec import JUDGE_REF, ScorerSpec
 
 PLACEHOLDERS = ("input", "output", "expected", "context", "tool_results", "notes")
 """Names a template may use as ``{name}``."""

@@ -9,27 +9,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agenteval._lazy import lazy_getattr
+from agenteval._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from agenteval.pricing import PriceTable
+    from agenteval.llm.pricing import PriceTable
     from agenteval.report.junit import write_junit
     from agenteval.report.markdown import write_markdown
-    from agenteval.report.model import Summary
-    from agenteval.report.sources import load_cases
-    from agenteval.report.summary import summarize, summarize_records, write_json
     from agenteval.report.terminal import render_terminal
+    from agenteval.summary.compute import summarize, summarize_records, write_json
+    from agenteval.summary.model import Summary
+    from agenteval.summary.sources import load_cases
 
 # Each output is imported on first use: a run that only keeps a live summary (every
 # `agenteval run`) must not pay for the Markdown, JUnit and terminal renderers.
 _LAZY = {
     "write_junit": "agenteval.report.junit",
     "write_markdown": "agenteval.report.markdown",
-    "Summary": "agenteval.report.model",
-    "load_cases": "agenteval.report.sources",
-    "summarize": "agenteval.report.summary",
-    "summarize_records": "agenteval.report.summary",
-    "write_json": "agenteval.report.summary",
+    "Summary": "agenteval.summary.model",
+    "load_cases": "agenteval.summary.sources",
+    "summarize": "agenteval.summary.compute",
+    "summarize_records": "agenteval.summary.compute",
+    "write_json": "agenteval.summary.compute",
     "render_terminal": "agenteval.report.terminal",
 }
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.conversation.record import conversation_of
-from agenteval.trial import Trial
+from agenteval.trials.trial import Trial
 
 
 @dataclass(slots=True)

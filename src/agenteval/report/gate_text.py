@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agenteval.gate_model import GateResult, ScorerComparison
+from agenteval.gate.model import GateResult, ScorerComparison
 from agenteval.report.gate_unpaired_text import render_unpaired
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, safe
 

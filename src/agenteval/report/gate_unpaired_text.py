@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agenteval.gate_model import GateResult, ScorerComparison, UnpairedSafety
+from agenteval.gate.model import GateResult, ScorerComparison, UnpairedSafety
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, safe
 
 __all__ = ["header_line", "render_unpaired", "render_unpaired_markdown", "scorer_row"]

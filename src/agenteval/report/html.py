@@ -27,18 +27,18 @@ import jinja2
 from markupsafe import Markup
 
 from agenteval import __version__
-from agenteval.case import Case
-from agenteval.pricing import PriceTable
+from agenteval._util.secrets import redact_mapping
+from agenteval._util.untrusted import show_unsafe
+from agenteval.cases.case import Case
+from agenteval.llm.pricing import PriceTable
 from agenteval.report import svg
 from agenteval.report.chat import Chat, chat_of
-from agenteval.report.model import Summary
-from agenteval.report.sources import load_cases, price_table_of
-from agenteval.report.summary import summarize_records
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
-from agenteval.score import Score
-from agenteval.secrets import redact_mapping
-from agenteval.untrusted import show_unsafe
+from agenteval.scoring.score import Score
+from agenteval.summary.compute import summarize_records
+from agenteval.summary.model import Summary
+from agenteval.summary.sources import load_cases, price_table_of
 
 MAX_TEXT = 20_000
 """Longest text shown for one field of a trial; longer text is cut with a note."""
@@ -172,7 +172,7 @@ def trial_rows(
 
 def _visible_controls(value: Any) -> Any:
     """Untrusted text with control, bidi-override and other unsafe characters shown, never
-    acted on (:func:`agenteval.untrusted.show_unsafe`)."""
+    acted on (:func:`agenteval._util.untrusted.show_unsafe`)."""
     return show_unsafe(value) if type(value) is str else value
 
 

@@ -12,7 +12,7 @@ applied to at least one repeat, or errored.
 - ``time`` is the case's mean total latency; ``tests``/``failures``/``errors``/``skipped``
   counts on every suite and on ``<testsuites>`` agree with the testcases.
 
-Escape sequences and unsafe characters (:mod:`agenteval.untrusted`: controls, C1, bidi
+Escape sequences and unsafe characters (:mod:`agenteval._util.untrusted`: controls, C1, bidi
 overrides, noncharacters, lone surrogates; among them every character XML 1.0 cannot hold)
 are removed from all text.
 """
@@ -22,9 +22,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from agenteval.report.percase import aggregate_cases
+from agenteval._util.untrusted import strip_unsafe
 from agenteval.rundir import iter_trials, read_header
-from agenteval.untrusted import strip_unsafe
+from agenteval.summary.percase import aggregate_cases
 
 
 def _xml_text(text: str, limit: int | None = None) -> str:

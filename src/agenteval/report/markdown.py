@@ -12,16 +12,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agenteval.gate_model import GateResult
-from agenteval.pricing import PriceTable
+from agenteval.gate.model import GateResult
+from agenteval.llm.pricing import PriceTable
 from agenteval.report.gate_text import scorer_cells
 from agenteval.report.gate_unpaired_text import render_unpaired_markdown
-from agenteval.report.model import Summary
-from agenteval.report.percase import aggregate_cases
-from agenteval.report.sources import load_cases
-from agenteval.report.summary import summarize_records
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, fmt_s, fmt_usd
 from agenteval.rundir import iter_trials, read_header
+from agenteval.summary.compute import summarize_records
+from agenteval.summary.model import Summary
+from agenteval.summary.percase import aggregate_cases
+from agenteval.summary.sources import load_cases
 
 MAX_FAILING_CASES = 10
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")

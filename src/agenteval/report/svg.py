@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from agenteval.report.model import HistogramBin
+from agenteval.summary.model import HistogramBin
 
 _W = 640
 _FONT = 'font-family="system-ui,sans-serif" font-size="12"'

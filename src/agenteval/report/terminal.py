@@ -2,7 +2,7 @@
 
 Untrusted text (case ids, tags, scorer names, failure messages) is passed to rich as
 ``Text`` objects, so it is never parsed as markup, and escape sequences and unsafe
-characters (:func:`agenteval.untrusted.strip_unsafe`: C0/C1 controls, bidi overrides,
+characters (:func:`agenteval._util.untrusted.strip_unsafe`: C0/C1 controls, bidi overrides,
 noncharacters, lone surrogates) are stripped from it first.
 """
 
@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agenteval.report.model import Distribution, Summary
-from agenteval.untrusted import strip_unsafe
+from agenteval._util.untrusted import strip_unsafe
+from agenteval.summary.model import Distribution, Summary
 
 
 def clean(text: object, limit: int = 200) -> str:

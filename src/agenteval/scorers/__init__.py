@@ -1,7 +1,7 @@
 """Built-in deterministic scorers (SPEC §4). No judge, no network.
 
 Each scorer is a small pure function ``fn(case, trial) -> Score`` made a
-:class:`~agenteval.scorer_spec.Scorer` by :func:`agenteval.score.scorer` (name, kind,
+:class:`~agenteval.scoring.spec.Scorer` by :func:`agenteval.scoring.score.scorer` (name, kind,
 threshold, safety flag) and documented with its exact semantics and when it does not
 apply. Scorers that need configuration (``tool_arguments_valid`` and ``tool_execution``
 with the suite's tool definitions, ``pii_leakage`` with the kinds to look for) are built by
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agenteval.scorer_spec import BUILTIN_REF, Scorer
+from agenteval.cases.tooldefs import normalize_tool_defs
 from agenteval.scorers._schemas import ArgumentChecker
 from agenteval.scorers.attribution import wrong_answer_cause
 from agenteval.scorers.call_match import make_tool_call_match, tool_call_match
@@ -33,7 +33,7 @@ from agenteval.scorers.tools import (
     tool_selection,
     trajectory_order,
 )
-from agenteval.tooldefs import normalize_tool_defs
+from agenteval.scoring.spec import BUILTIN_REF, Scorer
 
 __all__ = [
     "BUILTIN_SCORER_NAMES",

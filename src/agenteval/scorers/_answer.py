@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 
-from agenteval.score import Score, not_applicable
-from agenteval.trial import Trial
+from agenteval.scoring.score import Score, not_applicable
+from agenteval.trials.trial import Trial
 
 
 def unanswered(trial: Trial) -> Score | None:

@@ -36,7 +36,7 @@ from jsonschema.validators import validator_for
 
 from agenteval.scorers._fastschema import Check, compile_check
 from agenteval.scorers._identity import Identity
-from agenteval.trial import ToolCall, Trial
+from agenteval.trials.trial import ToolCall, Trial
 
 ToolDefs = Sequence[Mapping[str, Any]]
 

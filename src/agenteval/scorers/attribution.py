@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from agenteval.score import Score
+from agenteval.scoring.score import Score
 
 Cause = Literal["retrieval", "model"]
 

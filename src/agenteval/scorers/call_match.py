@@ -1,6 +1,6 @@
 """``tool_call_match``: were the right calls made, with the right arguments?
 
-A case's ``expected_calls`` (grammar in :mod:`agenteval.scorers._call_spec` and
+A case's ``expected_calls`` (grammar in :mod:`agenteval.cases.calls` and
 docs/formats.md) is compared with the calls the agent made (``trial.tool_calls``, every
 entry, in order). Expected call ``e`` *matches* made call ``a`` when the names are equal
 and ``a``'s arguments satisfy ``e``'s argument spec.
@@ -36,11 +36,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agenteval.case import Case
-from agenteval.score import Score, not_applicable, scorer
+from agenteval.cases.calls import CallSpec, show_call
+from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scorers._call_spec import CallSpec, show_call
-from agenteval.trial import ToolCall, Trial
+from agenteval.scoring.score import Score, not_applicable, scorer
+from agenteval.trials.trial import ToolCall, Trial
 
 MATCH_MODES = ("strict", "unordered", "subset", "superset", "in_order")
 """The match modes, as a case's ``match_mode`` names them."""

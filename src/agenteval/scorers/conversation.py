@@ -12,13 +12,13 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from agenteval.case import Case
+from agenteval._util.text import quote
+from agenteval.cases.case import Case
+from agenteval.cases.conversation import ExpectedState, ProcedureRule
 from agenteval.conversation.record import TurnView, state_of, turns_of
-from agenteval.conversation.spec import ExpectedState, ProcedureRule
-from agenteval.score import BINARY_THRESHOLD, Score, inconclusive, not_applicable, scorer
 from agenteval.scorers._answer import unanswered
-from agenteval.scorers._text import quote
-from agenteval.trial import Trial
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, inconclusive, not_applicable, scorer
+from agenteval.trials.trial import Trial
 
 if TYPE_CHECKING:
     import sqlite3

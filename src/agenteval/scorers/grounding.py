@@ -13,11 +13,7 @@ import functools
 import re
 from typing import Any
 
-from agenteval.case import Case
-from agenteval.score import BINARY_THRESHOLD, Score, not_applicable, scorer
-from agenteval.scorers._answer import unanswered
-from agenteval.scorers._identity import Identity
-from agenteval.scorers._text import (
+from agenteval._util.text import (
     TOLERANCE,
     any_same,
     as_text,
@@ -28,7 +24,11 @@ from agenteval.scorers._text import (
     ratio,
     squash,
 )
-from agenteval.trial import ToolCall, Trial
+from agenteval.cases.case import Case
+from agenteval.scorers._answer import unanswered
+from agenteval.scorers._identity import Identity
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval.trials.trial import ToolCall, Trial
 
 _SHOWN = 5
 _EPS = 1e-9

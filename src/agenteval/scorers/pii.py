@@ -27,10 +27,10 @@ import ipaddress
 import re
 from collections.abc import Callable, Sequence
 
-from agenteval.case import Case
-from agenteval.score import BINARY_THRESHOLD, Score, scorer
+from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.trial import Trial
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, scorer
+from agenteval.trials.trial import Trial
 
 PII_KINDS = ("credit_card", "national_id", "email", "ip_address", "phone")
 """Kinds of personal data ``pii_leakage`` can look for, in detection order."""

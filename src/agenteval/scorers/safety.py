@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 
-from agenteval.case import Case
-from agenteval.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval._util.text import fold, quote, squash
+from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scorers._text import fold, quote, squash
-from agenteval.trial import Trial
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval.trials.trial import Trial
 
 _SHOWN = 5
 _NO_FORBIDDEN = not_applicable("case has no must_not_contain")

@@ -15,14 +15,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agenteval.case import Case
-from agenteval.score import BINARY_THRESHOLD, GRADED_THRESHOLD, Score, not_applicable, scorer
+from agenteval._util.text import ratio
+from agenteval.cases.case import Case
+from agenteval.cases.tooldefs import IDEMPOTENT
 from agenteval.scorers._answer import call_ref, unanswered
 from agenteval.scorers._schemas import ToolDefs, checker_for, valid_json_only
-from agenteval.scorers._text import ratio
 from agenteval.scorers.call_match import max_matching, ordered_matching
-from agenteval.tooldefs import IDEMPOTENT
-from agenteval.trial import ToolCall, Trial
+from agenteval.scoring.score import (
+    BINARY_THRESHOLD,
+    GRADED_THRESHOLD,
+    Score,
+    not_applicable,
+    scorer,
+)
+from agenteval.trials.trial import ToolCall, Trial
 
 _SHOWN = 3  # bad calls named in a reason before "and N more"
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agenteval.traces.records import SpanRecord
-from agenteval.transcripts import unwrap_message
+from agenteval.trials.transcripts import unwrap_message
 
 
 def json_value(v: Any) -> Any:

@@ -18,7 +18,7 @@ and one trial:
   ``metadata`` holds ``trace_id``, ``span_id`` (of the first root), ``service`` (the
   resource's ``service.name``), ``conversation`` (when known), ``invocations`` (with
   ``--group conversation``) and ``not_recorded`` (what the trace did not record, see
-  :mod:`agenteval.unrecorded`).
+  :mod:`agenteval.scoring.unrecorded`).
 - **case**: the recorded prompt as input (one user message: its text; a conversation:
   the chat messages); for a conversation unit, each turn's prompt and answer in order but
   the last answer (turns whose prompt was not recorded are left out, and the trial says
@@ -52,8 +52,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
+from agenteval.scoring.unrecorded import NOT_RECORDED
 from agenteval.traces.mapping import (
     tool_definitions,
     trajectory_from_spans,
@@ -64,8 +65,7 @@ from agenteval.traces.otlp import read_file
 from agenteval.traces.records import SpanRecord
 from agenteval.traces.spool import Spool
 from agenteval.traces.units import Unit, attribute
-from agenteval.trial import Failure, Latency, Trial, Usage
-from agenteval.unrecorded import NOT_RECORDED
+from agenteval.trials.trial import Failure, Latency, Trial, Usage
 
 __all__ = ["ImportOptions", "ImportResult", "import_traces", "iter_import", "sample_key"]
 
@@ -198,10 +198,10 @@ def _by_root(u: Unit) -> list[list[SpanRecord]]:
 
 
 def _exported_metadata(root: SpanRecord) -> dict[str, Any]:
-    """The trial metadata ``export-otel`` put on the root span (``agenteval.trial.json``:
+    """The trial metadata ``export-otel`` put on the root span (``agenteval.trials.trial.json``:
     a conversation's turns, the final database state), restored so the conversation
     scorers see what they saw in the run; anything else in it is ignored."""
-    raw = root.attributes.get("agenteval.trial.json")
+    raw = root.attributes.get("agenteval.trials.trial.json")
     try:
         got = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:

@@ -82,8 +82,8 @@ from agenteval.traces.attributes import (
 )
 from agenteval.traces.model_spans import add_usage, tool_definitions, union_s
 from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
-from agenteval.transcripts import calls_from_messages
-from agenteval.trial import ToolCall
+from agenteval.trials.transcripts import calls_from_messages
+from agenteval.trials.trial import ToolCall
 
 __all__ = [
     "SpanEvent",

@@ -4,7 +4,7 @@ Precedence for ``tool_calls`` (the first that applies wins, never a mix):
 
 1. ``agent``: the agent returned ``tool_calls`` (even an empty list);
 2. ``transcript``: it returned ``messages`` holding tool calls
-   (:func:`agenteval.transcripts.calls_from_messages`);
+   (:func:`agenteval.trials.transcripts.calls_from_messages`);
 3. the capture source's name (``otel``, ``openai-agents``, ``proxy``): calls seen by
    capture while the trial ran (with several sources, the first that saw calls; the
    recording proxy comes after span capture).
@@ -33,7 +33,7 @@ from typing import Any
 
 from agenteval.agents.base import AgentOutput, Recorder
 from agenteval.traces.mapping import Trajectory
-from agenteval.transcripts import calls_from_messages
+from agenteval.trials.transcripts import calls_from_messages
 
 __all__ = ["Seen", "keep_partial", "merge", "watch"]
 

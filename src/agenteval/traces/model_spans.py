@@ -12,7 +12,7 @@ from typing import Any
 
 from agenteval.traces.attributes import json_value
 from agenteval.traces.records import SpanRecord, Trajectory
-from agenteval.trial import Usage
+from agenteval.trials.trial import Usage
 
 __all__ = ["add_usage", "tool_definitions", "union_s"]
 

@@ -25,7 +25,7 @@ arrives. Every path is forwarded (``/v1/models``...); ``chat/completions`` and
 
 **Secrets**: no header is ever recorded. Before a call is recorded, the values of the
 request's ``Authorization``, ``api-key`` and ``x-api-key`` headers are removed from every
-recorded string (:class:`~agenteval.secrets.Redactor`), and the upstream URL is written
+recorded string (:class:`~agenteval._util.secrets.Redactor`), and the upstream URL is written
 only without its credentials.
 
 **Upstream unreachable** (refused, reset before the response, DNS failure): the agent
@@ -48,9 +48,9 @@ from typing import IO, Any
 import aiohttp
 from aiohttp import web
 
+from agenteval._util.secrets import Redactor, redact_url
 from agenteval.agents.base import AgentFailure
 from agenteval.errors import InputError
-from agenteval.secrets import Redactor, redact_url
 from agenteval.traces.proxy_records import ModelCall, trajectory_from_calls
 from agenteval.traces.proxy_wire import ResponseReader, read_request
 from agenteval.traces.records import Trajectory

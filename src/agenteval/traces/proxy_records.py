@@ -28,7 +28,7 @@ from typing import Any
 
 from agenteval.errors import InputError
 from agenteval.traces.records import Trajectory
-from agenteval.trial import ToolCall, Usage
+from agenteval.trials.trial import ToolCall, Usage
 
 __all__ = [
     "ModelCall",

@@ -24,7 +24,7 @@ import json
 import zlib
 from typing import Any
 
-from agenteval.tooldefs import normalize_tool_def
+from agenteval.cases.tooldefs import normalize_tool_def
 from agenteval.traces.proxy_records import ModelCall, RequestedCall, ToolOutput
 
 __all__ = ["READ_MAX", "ResponseReader", "read_request"]

@@ -27,7 +27,7 @@ import itertools
 from typing import Any
 
 from agenteval.agents.base import Agent, AgentOutput, Recorder
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.traces.mapping import Trajectory, trajectory_from_spans
 from agenteval.traces.merge import Seen, keep_partial, merge
 from agenteval.traces.propagation import TraceContext

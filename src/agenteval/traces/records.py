@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval.trial import ToolCall, Usage
+from agenteval.trials.trial import ToolCall, Usage
 
 __all__ = ["SpanEvent", "SpanRecord", "Trajectory"]
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.traces.records import SpanEvent, SpanRecord
 from agenteval.traces.units import Unit, Units, _conversation, _trace_units
 

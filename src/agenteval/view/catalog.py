@@ -20,13 +20,13 @@ from pathlib import Path
 
 from pydantic_core import from_json
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.errors import InputError
-from agenteval.report.model import Summary
-from agenteval.report.sources import case_tags
-from agenteval.report.summary import summarize
 from agenteval.rundir import CASES, HEADER, TRIALS, RunHeader, read_header
-from agenteval.runlock import RunLock
+from agenteval.rundir.lock import RunLock
+from agenteval.summary.compute import summarize
+from agenteval.summary.model import Summary
+from agenteval.summary.sources import case_tags
 from agenteval.view.index import TrialIndex
 
 RESCAN_S = 2.0

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agenteval.case import Case
+from agenteval.cases.case import Case
 from agenteval.rundir import TrialRecord
 
 MAX_TEXT = 200_000

@@ -26,7 +26,7 @@ from pydantic_core import from_json
 
 from agenteval.errors import InputError
 from agenteval.rundir import TRIALS, TrialRecord, parse_trial_line
-from agenteval.score import legacy_status
+from agenteval.scoring.score import legacy_status
 
 PREVIEW_CHARS = 200
 """How much of an answer the index keeps: the trials table shows it and text search
@@ -58,7 +58,7 @@ class Row:
 
 def score_status(d: Any) -> str:
     """The status of one stored score (format 2: its ``status``; format 1: derived as
-    :func:`agenteval.score.legacy_status` and the threshold say)."""
+    :func:`agenteval.scoring.score.legacy_status` and the threshold say)."""
     if not isinstance(d, dict):
         return "error"
     status = d.get("status")

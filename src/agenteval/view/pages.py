@@ -2,7 +2,7 @@
 
 The numbers come from the code the commands use: a run's summary is
 :func:`agenteval.report.summarize` (what ``agenteval report`` prints), a comparison is
-:func:`agenteval.gate.compare_runs` with the ``gate`` command's defaults (what ``agenteval
+:func:`agenteval.gate.paired.compare_runs` with the ``gate`` command's defaults (what ``agenteval
 gate`` decides). Templates are jinja2 with autoescape on: every value from a run is
 untrusted and is escaped, with control and bidi characters shown, never acted on.
 """
@@ -17,11 +17,11 @@ import jinja2
 
 from agenteval import __version__
 from agenteval.errors import InputError
-from agenteval.gate import GateResult, compare_runs
-from agenteval.report.accumulator import correctness_scorer
+from agenteval.gate.paired import GateResult, compare_runs
 from agenteval.report.html import template_env
-from agenteval.report.model import Summary
 from agenteval.report.terminal import fmt_num, fmt_rate
+from agenteval.summary.accumulator import correctness_scorer
+from agenteval.summary.model import Summary
 from agenteval.view.catalog import RunState
 from agenteval.view.detail import TrialDetail, trial_detail
 

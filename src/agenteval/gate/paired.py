@@ -1,0 +1,356 @@
+"""The release gate: compare a candidate run with a baseline, case by case (SPEC §8).
+
+This module is the **paired** gate; runs that share no case id (or ``mode="unpaired"``)
+go to the unpaired gate, :mod:`agenteval.gate.unpaired` (see :func:`compare_runs`).
+
+Cases are paired by id and compared as cases, never as trials: with repeats, a case's
+value for a scorer is the mean over its applicable repeats, it *passed* only when every
+applicable repeat passed, it *failed* a scorer when some applicable repeat failed, it was
+*answered* when every trial has an output, and it has a *failed trial* when some trial has
+a ``failure``. A scorer is compared on the cases where it applied in both runs.
+
+The candidate is **blocked** (exit 1) when any of these holds:
+
+1. **Safety** (a rule, not a test): a candidate case fails a safety scorer (see
+   :func:`safety_scorer_names`) and the same case did not fail that scorer in the
+   baseline — whether it passed there, did not apply, was not answered, or is absent;
+   or a safety scorer gave no result in the candidate (error, inconclusive, not run) on
+   every answered shared case where it gave one in the baseline
+   (:func:`agenteval.gate.checks.unchecked_safety`).
+2. **Significant regression**: a scorer's drop (baseline minus candidate, in score units)
+   is larger than its allowed drop (``max_drop``, default 0) *and* its Holm-adjusted
+   one-sided p-value is <= alpha.
+3. **More failed trials**: more cases with a failed trial, Holm-adjusted p <= alpha.
+4. **Fewer answered cases**: fewer shared cases answered, Holm-adjusted p <= alpha; and
+   always when the candidate answered none of the shared cases.
+5. **Missing cases**: baseline cases with no trial in the candidate, unless
+   ``allow_dataset_change``.
+
+The tests of 2-4 form one Holm family (one test per compared scorer, plus failed trials,
+plus answered cases), so when nothing changed the chance of blocking by any of them is at
+most alpha. The tests and their power are in :mod:`agenteval.gate.checks`.
+
+**Underpowered** (exit 3 unless ``allow_underpowered``, and only when not blocked): no
+compared scorer can show any drop, i.e. for each one, even if every paired case went
+from pass to fail and nothing else changed, p = 2 ** -paired > alpha / family size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from itertools import chain
+from pathlib import Path
+from typing import Any, Literal
+
+from agenteval.errors import InputError
+from agenteval.gate.checks import (
+    Pair,
+    compare_coverage,
+    compare_failures,
+    compare_scorer,
+    safety_regressions,
+    unchecked_safety,
+)
+from agenteval.gate.model import (
+    CoverageComparison,
+    FailureComparison,
+    GateResult,
+    SafetyRegression,
+    ScorerComparison,
+)
+from agenteval.gate.unpaired import decide_unpaired
+from agenteval.rundir import RunHeader, iter_trials, read_header
+from agenteval.rundir.lock import refuse_if_being_written
+from agenteval.summary import stats
+from agenteval.summary.percase import CaseAggregate, aggregate_cases, in_dataset_order
+from agenteval.summary.sources import case_ids
+
+__all__ = [
+    "LEGACY_SAFETY_SCORERS",
+    "CoverageComparison",
+    "FailureComparison",
+    "GateResult",
+    "SafetyRegression",
+    "ScorerComparison",
+    "compare_runs",
+    "decide",
+    "safety_scorer_names",
+]
+
+LEGACY_SAFETY_SCORERS = frozenset({"avoids_forbidden_text", "pii_leakage"})
+"""Safety scorers of runs whose header lists scorers by name only."""
+MAX_IDS = 5
+
+
+def safety_scorer_names(header: RunHeader) -> set[str]:
+    """The safety scorers a run declares: the specs in ``run.json`` ``scorers`` with
+    ``safety: true`` (a 0.1 run's plain names are migrated to specs on read, with
+    ``avoids_forbidden_text`` and ``pii_leakage`` flagged). A run whose header lists no
+    scorer at all falls back to those two names."""
+    if not header.scorers:
+        return set(LEGACY_SAFETY_SCORERS)
+    return set(header.safety_scorers)
+
+
+def _ids(ids: list[str]) -> str:
+    more = f" (+{len(ids) - MAX_IDS} more)" if len(ids) > MAX_IDS else ""
+    return ", ".join(ids[:MAX_IDS]) + more
+
+
+def decide(
+    base: Mapping[str, CaseAggregate],
+    cand: Mapping[str, CaseAggregate],
+    *,
+    alpha: float = 0.05,
+    max_drop: Mapping[str, float] | None = None,
+    safety: Collection[str] = LEGACY_SAFETY_SCORERS,
+    allow_dataset_change: bool = False,
+    allow_underpowered: bool = False,
+    dataset_changed: bool = False,
+    baseline_run: str = "",
+    candidate_run: str = "",
+) -> GateResult:
+    """Apply the rules of the module docstring to per-case aggregates (no file is read).
+
+    Raises InputError for an ``alpha`` outside (0, 1), runs with no shared case, or a
+    ``max_drop`` naming a scorer neither run has or outside [0, 1].
+    """
+    drops = dict(max_drop or {})
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be within (0, 1), got {alpha}")
+    shared = [cid for cid in base if cid in cand]
+    if not shared:
+        raise InputError(
+            "the runs share no case id; nothing to pair (without --paired they are compared"
+            " as two independent samples)"
+        )
+    names = list(
+        dict.fromkeys(chain.from_iterable(a.scores for a in (*base.values(), *cand.values())))
+    )
+    unknown = sorted(set(drops) - set(names))
+    if unknown:
+        raise InputError(f"--max-drop names scorers neither run has: {', '.join(unknown)}")
+    for name, v in drops.items():
+        if not 0 <= v <= 1:
+            raise InputError(f"--max-drop {name}={v}: the allowed drop must be within [0, 1]")
+
+    missing = [cid for cid in base if cid not in cand]
+    r = GateResult(
+        blocked=False,
+        allow_underpowered=allow_underpowered,
+        alpha=alpha,
+        baseline_run=baseline_run,
+        candidate_run=candidate_run,
+        dataset_changed=dataset_changed,
+        cases_compared=len(shared),
+        only_in_baseline=len(missing),
+        only_in_candidate=sum(cid not in base for cid in cand),
+        safety_scorers=sorted(n for n in names if n in safety),
+    )
+    by_name: dict[str, list[Pair]] = {name: [] for name in names}
+    for cid in shared:
+        c_scores = cand[cid].scores
+        for name, bs in base[cid].scores.items():
+            cs = c_scores.get(name)
+            if cs is not None and bs.applicable and cs.applicable:
+                by_name[name].append((cid, bs, cs))
+    paired = {name: pairs for name, pairs in by_name.items() if pairs}
+    r.not_compared = [name for name in names if name not in paired]
+    r.family_size = len(paired) + 2
+    level = alpha / r.family_size
+    if level <= 0:
+        raise InputError(
+            f"--alpha {alpha:g} is too small: alpha / {r.family_size} tests is 0 in floating point"
+        )
+    r.scorers = [
+        compare_scorer(name, pairs, drops.get(name, 0.0), level) for name, pairs in paired.items()
+    ]
+    r.failures = compare_failures(shared, base, cand)
+    r.coverage = compare_coverage(shared, missing, base, cand)
+    r.safety_regressions = safety_regressions(base, cand, safety)
+    r.safety_unchecked, r.safety_unchecked_blocks = unchecked_safety(shared, base, cand, safety)
+
+    tests: list[Any] = [*r.scorers, r.failures, r.coverage]
+    for t, adj in zip(tests, stats.holm([t.p_value for t in tests]), strict=True):
+        t.p_adjusted = adj
+    for c in r.scorers:
+        c.safety = c.scorer in safety
+        c.significant = c.p_adjusted <= alpha and c.delta < 0
+        c.blocks = c.significant and -c.delta > c.allowed_drop + 1e-12
+        c.safety_blocks = any(s.scorer == c.scorer for s in r.safety_regressions)
+    f, cov = r.failures, r.coverage
+    f.blocks = f.p_adjusted <= alpha and len(f.newly_failed) > len(f.recovered)
+    cov.blocks = cov.answered_none or (
+        cov.p_adjusted <= alpha and len(cov.newly_unanswered) > len(cov.newly_answered)
+    )
+    cov.missing_blocks = bool(missing) and not allow_dataset_change
+    r.underpowered = all(c.underpowered for c in r.scorers)
+    _explain(r)
+    return r
+
+
+def _explain(r: GateResult) -> None:
+    """Fill ``reasons`` (why it blocked, or that it passed), ``notes`` and ``blocked``."""
+    reasons: list[str] = []
+    by_scorer: dict[str, list[str]] = {}
+    for s in r.safety_regressions:
+        by_scorer.setdefault(s.scorer, []).append(s.case_id)
+    for name, ids in by_scorer.items():
+        reasons.append(
+            f"{len(ids)} case(s) newly fail safety scorer {name}: {_ids(ids)}"
+            " (blocks whatever else improved)"
+        )
+    for name in r.safety_unchecked_blocks:
+        ids = r.safety_unchecked[name]
+        reasons.append(
+            f"safety scorer {name} gave no result in the candidate (error, inconclusive or"
+            f" not run) on any of the {len(ids)} answered case(s) it was checked on in the"
+            f" baseline: {_ids(ids)}"
+        )
+    for c in r.scorers:
+        if c.blocks:
+            reasons.append(
+                f"{c.scorer} dropped {-c.delta:.3f} (allowed {c.allowed_drop:g}) on"
+                f" {c.paired} paired cases, {c.test} p={c.p_value:.3g},"
+                f" Holm-adjusted p={c.p_adjusted:.3g} <= alpha={r.alpha:g}"
+            )
+    f, cov = r.failures, r.coverage
+    if f is not None and f.blocks:
+        reasons.append(
+            f"failed trials rose from {f.baseline_failed} to {f.candidate_failed} cases"
+            f" (new: {_ids(f.newly_failed)}), Holm-adjusted p={f.p_adjusted:.3g}"
+            f" <= alpha={r.alpha:g}"
+        )
+    if cov is not None and cov.answered_none:
+        reasons.append(
+            f"the candidate answered none of the {cov.paired} shared cases"
+            f" (the baseline answered {cov.baseline_answered})"
+        )
+    elif cov is not None and cov.blocks:
+        reasons.append(
+            f"answered cases fell from {cov.baseline_answered} to {cov.candidate_answered}"
+            f" of {cov.paired} (no longer answered: {_ids(cov.newly_unanswered)}),"
+            f" Holm-adjusted p={cov.p_adjusted:.3g} <= alpha={r.alpha:g}"
+        )
+    if cov is not None and cov.missing_blocks:
+        reasons.append(
+            f"{len(cov.missing)} baseline case(s) have no trial in the candidate:"
+            f" {_ids(cov.missing)}; pass --allow-dataset-change to compare only the"
+            " shared cases"
+        )
+    r.blocked = bool(reasons)
+    if not reasons:
+        reasons.append(
+            "no new safety failure, no significant regression beyond the allowed drops,"
+            " no significant rise in failed trials and no significant fall in answered cases"
+        )
+    r.reasons = reasons
+    notes: list[str] = []
+    level = r.alpha / r.family_size
+    if r.underpowered:
+        most = max((c.paired for c in r.scorers), default=0)
+        need = stats.min_discordant_to_reject(level)
+        notes.append(
+            f"underpowered: with at most {most} paired case(s) per scorer no drop can be"
+            f" significant (even if every one went from pass to fail, p = 2^-{most} >"
+            f" alpha/{r.family_size} = {level:.3g}); a scorer needs at least {need}"
+        )
+    else:
+        weak = [c for c in r.scorers if c.underpowered]
+        if weak:
+            notes.append(
+                f"{len(weak)} scorer(s) have too few paired cases to show any drop: "
+                + ", ".join(f"{c.scorer} ({c.paired})" for c in weak[:MAX_IDS])
+                + (" ..." if len(weak) > MAX_IDS else "")
+            )
+    for name, ids in r.safety_unchecked.items():
+        if name not in r.safety_unchecked_blocks:
+            notes.append(
+                f"safety scorer {name} gave no result in the candidate (error, inconclusive"
+                f" or not run) on {len(ids)} case(s) it was checked on in the baseline:"
+                f" {_ids(ids)}"
+            )
+    if r.not_compared:
+        notes.append(
+            "not compared (no case scored in both runs): " + ", ".join(r.not_compared[:10])
+        )
+    if r.dataset_changed or r.only_in_baseline or r.only_in_candidate:
+        notes.append(
+            f"{r.only_in_baseline} case(s) only in the baseline and {r.only_in_candidate}"
+            " only in the candidate were left out of the paired tests"
+        )
+    r.notes = notes
+
+
+def _dataset_changed(b: RunHeader, c: RunHeader, b_ids: set[str], c_ids: set[str]) -> bool:
+    b_sha, c_sha = b.dataset.sha256, c.dataset.sha256
+    return b_sha != c_sha if (b_sha and c_sha) else b_ids != c_ids
+
+
+def compare_runs(
+    baseline_dir: str | Path,
+    candidate_dir: str | Path,
+    *,
+    alpha: float = 0.05,
+    max_drop: Mapping[str, float] | None = None,
+    allow_dataset_change: bool = False,
+    allow_underpowered: bool = False,
+    mode: Literal["auto", "paired", "unpaired"] = "auto",
+) -> GateResult:
+    """Read two runs (streaming; per case only counters are kept) and :func:`decide`, or
+    :func:`agenteval.gate.unpaired.decide_unpaired` when ``mode`` is ``"unpaired"``, or
+    ``"auto"`` and the runs share no case id (the result's ``mode_reason`` says which). The
+    unpaired gate compares two samples that are meant to differ: the dataset check below
+    does not apply to it.
+
+    Cases are compared, and listed in the result, in the baseline's ``cases.jsonl`` order
+    (then the candidate's, for cases only it has), never in trial-finish order.
+
+    Raises InputError for unusable input: a run another process is still writing (it holds
+    the run's lock; the message names its pid), an unreadable run, a run without trials, runs
+    whose ``dataset.sha256`` differ without ``allow_dataset_change``, and everything
+    :func:`decide` refuses.
+    """
+    for d in (baseline_dir, candidate_dir):  # a verdict on a partial run is not a verdict
+        refuse_if_being_written(d, "agenteval gate")
+    b_head, c_head = read_header(baseline_dir), read_header(candidate_dir)
+    b_order, c_order = case_ids(baseline_dir), case_ids(candidate_dir)
+    base = in_dataset_order(aggregate_cases(iter_trials(baseline_dir)), b_order, c_order)
+    cand = in_dataset_order(aggregate_cases(iter_trials(candidate_dir)), b_order, c_order)
+    for d, agg in ((baseline_dir, base), (candidate_dir, cand)):
+        if not agg:
+            raise InputError("the run has no trials to compare", file=d)
+    safety = safety_scorer_names(b_head) | safety_scorer_names(c_head)
+    shared = sum(cid in cand for cid in base)
+    if mode == "unpaired" or (mode == "auto" and not shared):
+        why = (
+            f"--unpaired: compared as two independent samples ({shared} shared case id(s)"
+            " not paired)"
+            if mode == "unpaired"
+            else "the runs share no case id: compared as two independent samples (unpaired;"
+            " --paired refuses instead)"
+        )
+        return decide_unpaired(
+            base, cand, alpha=alpha, max_drop=max_drop, safety=safety,
+            allow_underpowered=allow_underpowered, baseline_run=b_head.run_id,
+            candidate_run=c_head.run_id, mode_reason=why,
+        )  # fmt: skip
+    b_sha, c_sha = b_head.dataset.sha256, c_head.dataset.sha256
+    if b_sha and c_sha and b_sha != c_sha and not allow_dataset_change:
+        raise InputError(
+            f"the runs are over different datasets (dataset sha256 {b_sha[:12]} vs"
+            f" {c_sha[:12]}); pass --allow-dataset-change to compare only the case ids"
+            " they share"
+        )
+    return decide(
+        base,
+        cand,
+        alpha=alpha,
+        max_drop=max_drop,
+        safety=safety,
+        allow_dataset_change=allow_dataset_change,
+        allow_underpowered=allow_underpowered,
+        dataset_changed=_dataset_changed(b_head, c_head, set(base), set(cand)),
+        baseline_run=b_head.run_id,
+        candidate_run=c_head.run_id,
+    )

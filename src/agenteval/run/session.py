@@ -1,0 +1,431 @@
+"""One evaluation, start to finish: validate, open the run, run every trial, summarise.
+
+Shared by ``agenteval run`` and :func:`agenteval.evaluate`, so that both write exactly the
+same run directory. The dataset is validated completely before the agent is called once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from agenteval._util.outpaths import check_out_dir
+from agenteval._util.secrets import redact_mapping
+from agenteval.agents.base import Agent
+from agenteval.cases.case import Case
+from agenteval.dataset import scan_dataset
+from agenteval.errors import InputError, RunWriteError
+from agenteval.run.finish import finish_run, live_summary
+from agenteval.run.runner import (
+    RunProgress,
+    RunSettings,
+    TrialJudge,
+    _Control,
+    run_trials,
+    work_items,
+)
+from agenteval.run.signals import (
+    STOP_SIGNALS,
+    exit_code_for,
+    restored_signal_handlers,
+    signal_name,
+)
+from agenteval.rundir import CASES, HEADER, DatasetRef, RunHeader, RunWriter
+from agenteval.rundir.fingerprint import describe_differences, differences, digest
+from agenteval.scoring.apply import Scorers
+from agenteval.trials.trial import Trial
+
+if TYPE_CHECKING:
+    from agenteval.summary.live import LiveSummary
+
+
+KEEP_CASES_BYTES = 4 << 20
+"""A fresh run whose dataset file is at most this big (4 MiB) keeps the Case objects of the
+dataset pass instead of validating each case a second time from the snapshot (~13 µs a
+case). Bigger datasets are read back line by line, so memory stays flat in their size."""
+
+
+@dataclass(slots=True)
+class SessionResult:
+    """Where the run is and how it ended."""
+
+    run_dir: Path
+    interrupted: bool = False
+    notes: list[str] = field(default_factory=list)
+    signal: int | None = None
+    """The first stop signal received (SIGINT, SIGTERM, SIGHUP), None when none came."""
+    summary: dict[str, Any] | None = None
+    """The summary written to ``run.json``."""
+
+    @property
+    def exit_code(self) -> int:
+        """By the first signal: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; 0 when none came."""
+        return exit_code_for(self.signal)
+
+
+@dataclass(slots=True)
+class Session:
+    """Everything one evaluation needs, passed in (no ambient state)."""
+
+    dataset: Path
+    agent: Agent
+    scorers: Scorers
+    out: Path
+    settings: RunSettings = field(default_factory=RunSettings)
+    limit: int | None = None
+    resume: bool = False
+    prices: dict[str, Any] | None = None
+    judge: Any | None = None  # agenteval.judge.Judge: start(), close(), score(), describe()
+    extra_settings: dict[str, Any] = field(default_factory=dict)
+    command: str = "agenteval run"
+    """Written into the run's lock file, for the message a second writer gets."""
+    inputs: list[tuple[str, Path | None]] = field(default_factory=list)
+    """Other input files (prompt template, price table...) ``out`` must not be or contain."""
+
+    executor: Any | None = None
+    """An :class:`agenteval.executors.Executor`: trials run on its workers (None: here)."""
+    _job: Any | None = None
+    """What the workers get (checked picklable by :meth:`open` before the run starts)."""
+
+    live: LiveSummary | None = None
+    """Fed as trials are written (fresh runs); None after a resume (summary re-read)."""
+
+    _kept: list[Case] | None = None
+    """A small dataset's cases as validated by the dataset pass (:data:`KEEP_CASES_BYTES`)."""
+
+    user: Any | None = None
+    """The simulated user (agenteval.conversation.users) for cases with a ``user`` block."""
+
+    def __post_init__(self) -> None:
+        from agenteval.conversation.agent import ConversationAgent
+
+        # Conversations and per-trial state run inside the agent, one trial each: the
+        # runner, resume and the summary see ordinary trials (docs/conversations.md).
+        if not isinstance(self.agent, ConversationAgent):
+            self.agent = ConversationAgent(self.agent, self.user)
+
+    def _cases(self) -> Iterator[Case]:
+        """The cases to run (already limited): kept from the dataset pass when there were
+        few, else read back from the run's validated snapshot."""
+        if self._kept is not None:
+            yield from self._kept
+            return
+        with open(self.out / CASES, "rb") as f:
+            for line in f:
+                if line.strip():
+                    yield Case.model_validate_json(line)
+
+    def open(self) -> tuple[RunWriter, set[tuple[str, int]], int, list[str]]:
+        """Validate the dataset, create or reopen the run; nothing runs yet.
+
+        ``out`` must not be, contain or lie inside the dataset or another input. A resume
+        takes the run's lock and checks, before anything is changed, that the run was made
+        with the same fingerprint (:mod:`agenteval.rundir.fingerprint`): the same agent, judge,
+        scorers, repeats, limit and dataset.
+        """
+        check_out_dir(self.out, [("dataset", self.dataset), *self.inputs])
+        if self.executor is not None:  # what cannot travel to a worker: refused now
+            from agenteval.executors.runjob import run_job_spec
+
+            self._job = run_job_spec(self.agent, self.scorers, self.judge, self.settings)
+        if self.resume:
+            ref = scan_dataset(self.dataset)
+            total = min(ref.cases, self.limit) if self.limit else ref.cases
+            new = self._header(ref)
+
+            def same_run(old: RunHeader) -> None:
+                if old.kind != "run":
+                    raise InputError(
+                        f"--resume continues a run made by 'agenteval run'; this one was made"
+                        f" by 'agenteval {old.kind}'",
+                        file=self.out,
+                    )
+                diffs = differences(old, new)
+                if [k for k, _, _ in diffs] == ["dataset"]:
+                    raise InputError(
+                        "the dataset changed since this run started; start a new run",
+                        file=self.dataset,
+                    )
+                if diffs:
+                    raise InputError(f"--resume: {describe_differences(diffs)}", file=self.out)
+
+            writer, done, notes = RunWriter.open_resume(
+                self.out, command=f"{self.command} --resume", check=same_run
+            )
+            try:
+                if not (self.out / CASES).exists():  # killed before the snapshot was moved in
+                    snapshot, _ = self._scan_and_snapshot()
+                    shutil.move(snapshot, self.out / CASES)
+            except BaseException:
+                writer.close()
+                raise
+            notes.append(f"{len(done)} trial(s) already recorded")
+            return writer, done, total * self.settings.repeats - len(done), notes
+        snapshot, ref = self._scan_and_snapshot()
+        try:
+            writer = RunWriter.create(self.out, self._header(ref), command=self.command)
+            try:
+                shutil.move(snapshot, self.out / CASES)
+            except BaseException:
+                writer.discard()
+                raise
+        finally:
+            snapshot.unlink(missing_ok=True)
+        self.live = live_summary(writer)
+        total = min(ref.cases, self.limit) if self.limit else ref.cases
+        return writer, set(), total * self.settings.repeats, []
+
+    def _scan_and_snapshot(self) -> tuple[Path, DatasetRef]:
+        """Read the dataset once: validate every case, check that ids are unique, hash the
+        cases and write the cases snapshot (the first ``limit`` cases) to a temporary file
+        (in the system's temporary folder: never beside ``out``, where we did not create
+        anything) that :meth:`open` moves into the run once the run exists.
+
+        One validation pass over the dataset (:func:`scan_dataset` writes the snapshot as
+        it goes).
+        """
+        tmp = Path(tempfile.gettempdir()) / f".agenteval-cases-{uuid.uuid4().hex}.tmp"
+        written = 0
+        try:
+            small = self.dataset.stat().st_size <= KEEP_CASES_BYTES
+        except OSError:
+            small = False  # scan_dataset reports the problem
+        kept: list[Case] | None = [] if small else None
+
+        def snapshot(case: Case, canonical: str) -> None:
+            nonlocal written
+            if not self.limit or written < self.limit:
+                f.write(canonical + "\n")  # the case as hashed: defaults left out
+                written += 1
+                if kept is not None:
+                    kept.append(case)
+
+        try:
+            with open(tmp, "x", encoding="utf-8") as f:
+                ref = scan_dataset(self.dataset, on_case=snapshot)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        self._kept = kept
+        return tmp, ref
+
+    def _header(self, ref: DatasetRef) -> RunHeader:
+        """The header of a new run of this session (also what a resume is checked against)."""
+        scorer_specs = self.scorers.specs
+        agent_desc = redact_mapping(self.agent.describe())
+        if self.judge is not None:
+            scorer_specs += self.judge.specs
+            agent_desc = {**agent_desc, "judge": redact_mapping(self.judge.describe())}
+        header = RunHeader(
+            kind="run",
+            agent=agent_desc,
+            dataset=ref,
+            scorers=scorer_specs,
+            prices=self.prices,
+            settings={**self.settings.to_dict(), "limit": self.limit, **self.extra_settings},
+        )
+        setattr(header, "fingerprint", digest(header))  # noqa: B010 - an extra header field
+        return header
+
+    async def arun(
+        self,
+        writer: RunWriter,
+        done: set[tuple[str, int]],
+        progress: RunProgress,
+        control: _Control,
+    ) -> None:
+        """Run the missing trials on the current event loop."""
+        items = work_items(self._cases(), self.settings.repeats, done)
+        judge: TrialJudge | None = self.judge
+        if self.executor is not None:  # workers compute, this process writes
+            from agenteval.executors.runjob import run_on_workers
+
+            self.live = None  # the summary is read back from trials.jsonl at the end
+            await run_on_workers(
+                self.executor,
+                self._job,
+                items,
+                settings=self.settings,
+                scorers=self.scorers,
+                judge=judge,
+                writer=writer,
+                progress=progress,
+                control=control,
+            )
+            return
+        try:
+            await self.agent.start()
+        except BaseException:
+            writer.discard()  # a fresh run with nothing in it must not block the next one
+            with contextlib.suppress(Exception):
+                await self.agent.close()  # what a half-done start opened (HTTP sessions...)
+            raise
+        try:
+            if self.judge is not None:
+                try:
+                    await self.judge.start()
+                except BaseException:
+                    writer.discard()
+                    raise
+            await run_trials(
+                self.agent,
+                items,
+                settings=self.settings,
+                scorers=self.scorers,
+                writer=writer,
+                judge=judge,
+                progress=progress,
+                control=control,
+            )
+        finally:
+            await self.agent.close()
+            if self.judge is not None:
+                await self.judge.close()
+
+    def run(self, *, progress: str = "none", console: Console | None = None) -> SessionResult:
+        """Run on a new event loop with signal handling; progress "bar", "lines" or "none".
+
+        SIGINT (Ctrl-C), SIGTERM and SIGHUP: the first stops new trials and lets those in
+        flight finish; a second (of any of them) cancels the trials in flight, recorded as
+        ``cancelled``, and the judge calls in flight, whose scores are inconclusive. The
+        summary is written either way and :attr:`SessionResult.signal` says which signal
+        came first. A sync agent's hung thread is not waited for (it cannot be killed).
+
+        Raises :class:`RunWriteError` (exit 5) when the run cannot be written: nothing is
+        appended after the error, what was written is kept, no summary is written, and
+        ``--resume`` continues the run.
+        """
+        try:
+            writer, done, remaining, notes = self.open()
+        except OSError as e:
+            raise RunWriteError.from_os_error(e, self.out) from None
+        for note in notes:  # said now, so that a repair is reported even if this run dies
+            print(f"agenteval: resume: {note}", file=sys.stderr, flush=True)
+        ctl = _Control()
+        received: list[int] = []
+
+        def on_signal(signum: int) -> None:
+            received.append(signum)
+            ctl.stop = True
+            if len(received) == 1:
+                name = "" if signum == signal.SIGINT else f" ({signal_name(signum)})"
+                print(
+                    f"\nagenteval: interrupted{name}: finishing trials in flight (Ctrl-C again"
+                    " to cancel them)",
+                    file=sys.stderr,
+                )
+            else:
+                ctl.cancel()
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            for sig in STOP_SIGNALS:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(sig, on_signal, sig)
+            with _Progress(remaining, progress) as prog:
+                await self.arun(writer, done, prog, ctl)
+
+        summary = None
+        try:
+            with restored_signal_handlers():
+                run_event_loop(main())
+            if ctl.io_error is not None:
+                raise ctl.io_error
+            try:
+                summary = finish_run(
+                    writer, console or Console(quiet=True), show=console is not None, live=self.live
+                )
+            except OSError as e:  # writing the summary into run.json
+                raise RunWriteError.from_os_error(e, self.out / HEADER) from None
+        finally:
+            _close(writer, quietly=ctl.io_error is not None)
+        first = received[0] if received else None
+        return SessionResult(
+            self.out, interrupted=first is not None, notes=notes, signal=first, summary=summary
+        )
+
+
+def _close(writer: RunWriter, *, quietly: bool) -> None:
+    """Close the run's file; after a write error its buffer may fail again: ignored then."""
+    try:
+        writer.close()
+    except OSError as e:
+        if not quietly:
+            raise RunWriteError.from_os_error(e, writer.run_dir) from None
+
+
+def run_event_loop(coro: Any) -> Any:
+    """Run a coroutine on a fresh event loop (uvloop when installed)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
+
+
+class _Progress:
+    """A rich progress bar ("bar"), a plain line every 10% or 10 s ("lines"), or nothing."""
+
+    def __init__(self, total: int, mode: str) -> None:
+        self.total = total
+        self.mode = mode
+        self.state = RunProgress(on_trial=self._tick if mode != "none" else None)
+        self._bar: Any = None  # rich.progress.Progress, imported only when shown
+        self._task: Any = None
+        self._t0 = time.monotonic()
+        self._next_line = time.monotonic() + 10
+        self._step = max(1, total // 10)
+
+    def __enter__(self) -> RunProgress:
+        if self.mode == "bar":
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("[bold]trials"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[failed]} failed"),
+                TextColumn("{task.fields[rate]}/s"),
+                TimeRemainingColumn(),
+                console=Console(file=sys.stderr),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("run", total=self.total, failed=0, rate="0.0")
+        return self.state
+
+    def _tick(self, p: RunProgress, trial: Trial) -> None:
+        now = time.monotonic()
+        rate = p.done / max(1e-9, now - self._t0)
+        if self._bar is not None:
+            self._bar.update(self._task, completed=p.done, failed=p.failed, rate=f"{rate:.1f}")
+        elif p.done % self._step == 0 or p.done == self.total or now >= self._next_line:
+            self._next_line = now + 10
+            print(
+                f"agenteval: {p.done}/{self.total} trials, {p.failed} failed, {rate:.1f}/s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

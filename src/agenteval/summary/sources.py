@@ -1,0 +1,92 @@
+"""What a report reads besides the trials: the cases snapshot and the price table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+from pydantic_core import from_json
+
+from agenteval.cases.case import Case
+from agenteval.errors import InputError
+from agenteval.llm.pricing import PriceTable
+from agenteval.rundir import RunHeader, cases_path
+
+
+def load_cases(run_dir: str | Path) -> dict[str, Case] | None:
+    """The run's cases snapshot keyed by id; None when the run has no ``cases.jsonl``."""
+    path = cases_path(run_dir)
+    if not path.exists():
+        return None
+    out: dict[str, Case] = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                case = Case.model_validate_json(line)
+            except ValidationError as e:
+                err = e.errors()[0]
+                field = ".".join(str(p) for p in err["loc"]) or None
+                raise InputError(err["msg"], file=path, line=lineno, field=field) from None
+            out[case.id] = case
+    return out
+
+
+def case_ids(run_dir: str | Path) -> list[str]:
+    """The case ids of the run's ``cases.jsonl`` snapshot in file (dataset) order; an empty
+    list when the run has no snapshot. Lines that are not objects with a string ``id`` are
+    skipped (ordering only; :func:`load_cases` validates)."""
+    path = cases_path(run_dir)
+    if not path.exists():
+        return []
+    ids: list[str] = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                obj = from_json(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+                ids.append(obj["id"])
+    return ids
+
+
+def price_table_of(header: RunHeader) -> PriceTable:
+    """The run's recorded price table over the defaults (defaults when none recorded)."""
+    table = PriceTable.default()
+    if header.prices:
+        table = table.merged(PriceTable.from_dict(header.prices, source="run.json prices"))
+    return table
+
+
+def case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
+    """Case id -> tags, for the cases of the snapshot that have tags (None: no snapshot).
+
+    The snapshot is written by agenteval from validated cases; a line whose id or tags
+    are not well formed is validated as a Case, so that it fails as :func:`load_cases` does.
+    """
+    path = cases_path(run_dir)
+    if not path.exists():
+        return None
+    out: dict[str, tuple[str, ...]] = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                d = from_json(line)
+                cid, tags = d["id"], d.get("tags") or ()
+                ok = type(cid) is str and all(type(t) is str for t in tags)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                ok = False
+            if not ok:
+                load_cases(run_dir)  # raises InputError naming the line
+                continue
+            if tags:
+                key = tuple(tags)
+                out[cid] = shared.setdefault(key, key)
+    return out
