@@ -44,9 +44,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from agenteval.agents.base import Recorder
 from agenteval.agents.python import PythonAgent
 from agenteval.cases.case import Case
+from agenteval.llm.recorder import Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = ("synthetic", "pydantic-ai", "openai-agents", "langgraph")

@@ -13,8 +13,8 @@ import json
 import sys
 import time
 
-from agenteval.cli.rescore import load_run_cases
 from agenteval.rundir import iter_trials
+from agenteval.rundir.cases import load_run_cases
 from agenteval.scorers import builtin_scorers
 from agenteval.scoring.apply import Scorers
 

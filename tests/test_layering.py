@@ -1,57 +1,241 @@
-"""The core never imports the command line: nothing outside ``agenteval/cli/`` imports
-``agenteval.cli`` (at module level or inside a function), except ``agenteval/__main__.py``,
-the ``python -m agenteval`` entry point."""
+"""The package's layers point one way, and nothing imports in a circle.
+
+Every import of an agenteval module counts: at module level, under ``TYPE_CHECKING`` and
+inside functions (a function-local import is still a dependency; it only runs later).
+
+- **Layers.** Each subpackage (or top-level module) sits in one layer of :data:`LAYERS`,
+  listed from the bottom. A module may import its own layer and the layers below it, never
+  one above: data flows dataset → run → trials → scores → summary → gate → reports, and
+  so do imports. Modules of one layer may import each other, as long as they make no cycle.
+- **No cycles.** No module imports itself through others, counting function-local imports.
+- **The command line stays on top.** Nothing outside ``agenteval/cli/`` imports
+  ``agenteval.cli`` except ``agenteval/__main__.py``, and nothing below it uses argparse.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import agenteval
 
 SRC = Path(agenteval.__file__).parent
-ALLOWED = {
-    "__main__.py": {"agenteval.cli"},
-}
+
+LAYERS: list[set[str]] = [
+    {"_version", "errors", "_util"},
+    {"cases", "trials"},
+    {"dataset", "llm"},
+    {"agents", "traces", "conversation"},
+    {"scoring"},
+    {"scorers", "judge"},
+    {"rundir"},
+    {"summary"},
+    {"run", "executors"},
+    {"gate"},
+    {"report", "view", "frames"},
+    {"evaluate", "benchmarks", "demo", "testing", "http"},
+    {"cli", "__main__"},
+    {""},  # the package root: the public API, imported lazily
+]
+"""The layer order, bottom first (see the README's "Development" section)."""
+
+_RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 
 
-def _cli_imports(path: Path) -> set[str]:
+def module_name(path: Path, src: Path = SRC) -> str:
+    parts = list(path.relative_to(src.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(src: Path = SRC) -> dict[str, Path]:
+    return {module_name(p, src): p for p in sorted(src.rglob("*.py"))}
+
+
+def _imported(path: Path, name: str, modules: dict[str, Path]) -> Iterator[str]:
+    """The agenteval modules ``path`` (module ``name``) imports, anywhere in its code."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            if node.module == "agenteval":
-                names = [f"agenteval.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            targets = [
+                f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module
+                for a in node.names
+            ]
         else:
             continue
-        found |= {n for n in names if n == "agenteval.cli" or n.startswith("agenteval.cli.")}
+        for t in targets:
+            while t and t not in modules:
+                t = t.rpartition(".")[0]
+            if t and t != name and (t == "agenteval" or t.startswith("agenteval.")):
+                yield t
+
+
+def import_graph(src: Path = SRC) -> dict[str, set[str]]:
+    modules = _modules(src)
+    return {name: set(_imported(path, name, modules)) for name, path in modules.items()}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for mod, targets in sorted(graph.items()):
+        for t in sorted(targets):
+            if _RANK[layer_of(t)] > _RANK[layer_of(mod)]:
+                bad.append(f"{mod} imports {t} ({layer_of(t)} is above {layer_of(mod) or 'root'})")
+    return bad
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        found.append(sorted(comp))
     return found
 
 
+def test_every_module_has_a_layer() -> None:
+    unplaced = sorted({layer_of(m) for m in import_graph()} - set(_RANK))
+    assert not unplaced, f"add these to LAYERS: {unplaced}"
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+_KNOWN_CYCLES: list[list[str]] = [
+    ["agenteval.summary.accumulator", "agenteval.summary.contribution"],  # one fold: next
+]
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == _KNOWN_CYCLES
+
+
 def test_only_the_command_line_imports_the_command_line() -> None:
-    offenders = {}
-    for path in sorted(SRC.rglob("*.py")):
-        rel = path.relative_to(SRC).as_posix()
-        if rel.startswith("cli/"):
+    graph = import_graph()
+    offenders = {
+        m: sorted(t for t in targets if layer_of(t) == "cli")
+        for m, targets in graph.items()
+        if layer_of(m) not in {"cli", "__main__"}
+    }
+    assert {m: t for m, t in offenders.items() if t} == {}
+
+
+_ARGPARSE_ALLOWED = {
+    "agenteval.testing.fake_openai",  # a program of its own: python -m agenteval.testing...
+}
+_KNOWN_ARGPARSE = {  # moving into cli/ next
+    "agenteval.agents.tool_loop_args",
+    "agenteval.benchmarks._args",
+    "agenteval.benchmarks._run",
+}
+
+
+def test_argparse_is_used_only_by_the_command_line() -> None:
+    users = []
+    for name, path in _modules().items():
+        if layer_of(name) in {"cli", "__main__"}:
             continue
-        bad = {
-            n
-            for n in _cli_imports(path)
-            if not any(n == a or n.startswith(a + ".") for a in ALLOWED.get(rel, ()))
-        }
-        if bad:
-            offenders[rel] = sorted(bad)
-    assert not offenders, offenders
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if "argparse" in names:
+                users.append(name)
+    assert sorted(set(users)) == sorted(_ARGPARSE_ALLOWED | _KNOWN_ARGPARSE)
 
 
-def test_the_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
-    mod = tmp_path / "m.py"
-    mod.write_text(
-        "def f():\n    from agenteval.cli._common import plain\n    import agenteval.cli.run\n"
-        "from agenteval import cli\n",
-        encoding="utf-8",
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "agenteval"
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_the_scan_sees_upward_imports_inside_functions(tmp_path: Path) -> None:
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "cases/__init__.py": "",
+            "cases/case.py": "def f():\n    from agenteval.gate.paired import decide\n",
+            "gate/__init__.py": "",
+            "gate/paired.py": "decide = 1\n",
+        },
     )
-    assert _cli_imports(mod) >= {"agenteval.cli._common", "agenteval.cli.run", "agenteval.cli"}
+    graph = import_graph(src)
+    assert graph["agenteval.cases.case"] == {"agenteval.gate.paired"}
+    assert upward_imports(graph) == [
+        "agenteval.cases.case imports agenteval.gate.paired (gate is above cases)"
+    ]
+
+
+def test_the_scan_finds_a_cycle_made_by_a_function_local_import(tmp_path: Path) -> None:
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "gate/__init__.py": "",
+            "gate/a.py": "from agenteval.gate.b import x\n",
+            "gate/b.py": "def x():\n    from agenteval.gate import a\n",
+        },
+    )
+    assert cycles(import_graph(src)) == [["agenteval.gate.a", "agenteval.gate.b"]]

@@ -15,21 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
-
 # Light modules are imported eagerly; those that pull in the HTTP stack load on first use.
 from agenteval._util.lazy import lazy_getattr
+from agenteval._version import __version__
 from agenteval.cases.case import Case
 from agenteval.errors import AgentEvalError, InputError
-from agenteval.scoring.score import (
-    Score,
-    Status,
-    inconclusive,
-    normalize_result,
-    not_applicable,
-    scorer,
-)
-from agenteval.scoring.spec import Scorer, ScorerSpec
+from agenteval.scoring.score import Score, Status, inconclusive, normalize_result, not_applicable
+from agenteval.scoring.spec import Scorer, ScorerSpec, scorer
 from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 
 if TYPE_CHECKING:

@@ -158,7 +158,7 @@ async def aevaluate(
         if ctl.io_error is not None:
             raise ctl.io_error
         try:
-            finish_run(writer, _quiet_console(), show=False, live=session.live)
+            finish_run(writer, _quiet_console(), live=session.live)
         except OSError as e:  # writing the summary into run.json
             raise RunWriteError.from_os_error(e, session.out / "run.json") from None
     finally:

@@ -75,7 +75,7 @@ def test_black_box_answer_usage_and_transcript() -> None:
         ("small-model", 3, 4)
     ]
     assert out.messages is not None and out.messages[-1]["role"] == "assistant"
-    assert rec.trace is not None  # the trial's traceparent (agenteval.traces.propagation)
+    assert rec.trace is not None  # the trial's traceparent (agenteval.llm.propagation)
     assert out.metadata == {"finish_reason": "stop", "trace_id": rec.trace.trace_id}
     assert counts == {"ok": 1}
 

@@ -153,7 +153,7 @@ def test_exceptions_propagate_and_agent_failure_passes_through(
         tmp_path,
         monkeypatch,
         """
-        from agenteval.agents.base import AgentFailure
+        from agenteval.llm.recorder import AgentFailure
         def boom(case):
             raise ValueError("kaput")
         async def refused(case):

@@ -19,7 +19,7 @@ from agenteval.benchmarks import tools as bench_tools
 from agenteval.cases.case import Case
 from agenteval.dataset import iter_cases, scan_dataset
 from agenteval.errors import InputError
-from agenteval.scoring.score import scorer_name
+from agenteval.scoring.spec import scorer_name
 
 
 def test_decorator_registers_into_the_given_registry_only(tmp_path: Path) -> None:

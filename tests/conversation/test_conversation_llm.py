@@ -10,7 +10,7 @@ from conv_support import ThreadedFake, by_case, run, write_cases
 
 from agenteval.cases.conversation import UserSpec
 from agenteval.conversation.users import user_messages
-from agenteval.judge.fence import unfence
+from agenteval.llm.fence import unfence
 from agenteval.rundir import read_header
 
 STATE = {"sql": ["CREATE TABLE counter (n INTEGER)"], "tables": {"counter": [{"n": 0}]}}

@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from agenteval.judge.fence import unfence
+from agenteval.llm.fence import unfence
 
 _BOUNDARY = re.compile(r"FENCE-[0-9a-f]{32}")
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agenteval.judge import JudgeCache, default_cache_dir
-from agenteval.judge.cache import CachedReply, cache_key
+from agenteval.llm.cache import CachedReply, cache_key
 
 
 def test_roundtrip_and_miss(tmp_path: Path) -> None:

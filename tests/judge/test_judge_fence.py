@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 
 from agenteval.cases.case import Case
 from agenteval.judge import load_rubric, render_prompt
-from agenteval.judge.fence import (
+from agenteval.judge.prompt import system_message
+from agenteval.llm.fence import (
     boundary_candidates,
     derive_boundary,
     fence,
     first_absent,
     unfence,
 )
-from agenteval.judge.prompt import system_message
 from agenteval.trials.trial import ToolCall, Trial
 
 RUBRIC = load_rubric("groundedness")

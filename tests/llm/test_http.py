@@ -17,8 +17,8 @@ from aiohttp import web
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agenteval.agents.base import AgentFailure, Recorder
 from agenteval.llm.http import HttpClient, RetryPolicy, parse_retry_after
+from agenteval.llm.recorder import AgentFailure, Recorder
 from agenteval.testing import FakeConfig, FakeServer, fake_openai_server
 
 FAST = RetryPolicy(max_retries=3, base_s=0.001, cap_s=0.01, request_timeout_s=2.0)
@@ -280,7 +280,7 @@ def test_headers_as_configured_for_speed_and_a_compressed_body_still_decodes() -
             return [await c.post_json(url + "/x", {}, Recorder()) for _ in range(3)]
 
     assert asyncio.run(go()) == [{"n": 1}, {"n": 2}, {"n": 3}]
-    from agenteval import __version__
+    from agenteval._version import __version__
 
     assert seen == [{"ua": f"agenteval/{__version__}", "ae": None, "cookie": None}] * 3
     seen.clear()

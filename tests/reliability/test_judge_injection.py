@@ -18,7 +18,7 @@ import pytest
 from _obeying_judge import ObeyingJudge, obeys
 from reliability_support import read_trials, record_figures, run_cli, write_jsonl
 
-from agenteval.judge.fence import boundary_candidates
+from agenteval.llm.fence import boundary_candidates
 
 pytestmark = pytest.mark.reliability
 

@@ -9,7 +9,7 @@ from agenteval.cases.case import Case
 from agenteval.run.runner import RunSettings, run_trials, work_items
 from agenteval.rundir import RunHeader, RunWriter, iter_trials
 from agenteval.scoring.apply import Scorers
-from agenteval.scoring.score import scorer
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import Retry, ToolCall, Trial
 
 

@@ -18,7 +18,7 @@ from agenteval.scorers import (
     step_efficiency,
 )
 from agenteval.scoring.apply import Scorers
-from agenteval.scoring.score import scorer_name, scorer_threshold
+from agenteval.scoring.spec import scorer_name, scorer_threshold
 from agenteval.trials.trial import Trial
 
 SUITE = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]

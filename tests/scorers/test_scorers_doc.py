@@ -11,7 +11,7 @@ import yaml
 
 from agenteval.cases.case import Case
 from agenteval.scorers import builtin_scorers
-from agenteval.scoring.score import scorer_name
+from agenteval.scoring.spec import scorer_name
 from agenteval.trials.trial import Trial
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scorers.md"

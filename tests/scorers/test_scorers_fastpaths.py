@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agenteval._util.text import as_text, normalize, parse_number, quote, squash
+from agenteval.cases.arguments import checker_for
 from agenteval.cases.case import Case
 from agenteval.scorers import avoids_forbidden_text, exact_match, find_pii, tool_arguments_valid
 from agenteval.scorers import pii as pii_mod
-from agenteval.scorers._schemas import checker_for
 from agenteval.trials.trial import Trial
 
 # The detectors' patterns as first written: each leads with its lookbehind.

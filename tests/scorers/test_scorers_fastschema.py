@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from agenteval.scorers._fastschema import compile_check
+from agenteval.cases.fastschema import compile_check
 
 _types = st.sampled_from(["object", "array", "string", "number", "integer", "boolean", "null"])
 _num = st.one_of(st.integers(-5, 5), st.floats(-5, 5, allow_nan=False))

@@ -9,16 +9,8 @@ from hypothesis import strategies as st
 
 from agenteval.cases.case import Case
 from agenteval.scoring.apply import Scorers
-from agenteval.scoring.score import (
-    STATUSES,
-    Score,
-    inconclusive,
-    normalize_result,
-    not_applicable,
-    scorer,
-    scorer_name,
-    scorer_threshold,
-)
+from agenteval.scoring.score import STATUSES, Score, inconclusive, normalize_result, not_applicable
+from agenteval.scoring.spec import scorer, scorer_name, scorer_threshold
 from agenteval.trials.trial import Trial
 
 

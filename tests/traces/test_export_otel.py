@@ -15,7 +15,7 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 from agenteval.cases.case import Case
 from agenteval.rundir import RunHeader, RunWriter, iter_trials, write_cases
 from agenteval.scorers.config import ScorerConfig, build_scorers
-from agenteval.traces.otlp import read_file
+from agenteval.traces.tracefile import read_file
 from agenteval.trials.trial import Failure, Latency, ToolCall, Trial, Usage
 
 T0 = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)

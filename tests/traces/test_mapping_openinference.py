@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("opentelemetry.proto")
 
 from agenteval.traces.mapping import trajectory_from_spans
-from agenteval.traces.otlp import read_file
+from agenteval.traces.tracefile import read_file
 
 LG = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "langgraph.pb"
 

@@ -27,7 +27,8 @@ from opentelemetry.trace import Status, StatusCode
 from agenteval.errors import InputError
 from agenteval.traces.capture import span_record
 from agenteval.traces.mapping import trajectory_from_spans
-from agenteval.traces.otlp import decode_body, decode_json, decode_protobuf, read_file
+from agenteval.traces.otlp import decode_body, decode_json, decode_protobuf
+from agenteval.traces.tracefile import read_file
 
 
 def _spans() -> list[Any]:

@@ -217,7 +217,7 @@ def test_key_header_values_are_removed_from_what_is_recorded() -> None:
 
 
 def test_only_a_failure_of_the_last_request_is_the_trials_cause() -> None:
-    from agenteval.agents.base import AgentFailure
+    from agenteval.llm.recorder import AgentFailure
     from agenteval.traces.proxy_records import ModelCall
 
     proxy = RecordingProxy("http://127.0.0.1:9/v1")

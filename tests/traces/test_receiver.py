@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from agenteval.traces.propagation import TraceContext
+from agenteval.llm.propagation import TraceContext
 from agenteval.traces.receiver import OtlpReceiver, parse_address
 from agenteval.traces.records import SpanRecord
 

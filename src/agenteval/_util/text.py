@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
 
-from agenteval.scorers._identity import Identity
+from agenteval._util.identity import Identity
 
 TOLERANCE = 0.01
 """Two numbers within this absolute distance (inclusive) are the same value."""

@@ -31,7 +31,7 @@ calls, tool calls and tool outputs seen become the trial's (when ``response`` ha
 
 The request is ``POST url`` with the rendered body, through :class:`~agenteval.llm.http.HttpClient`
 (retries recorded), with the trial's W3C ``traceparent`` header
-(:mod:`agenteval.traces.propagation`; the trial records ``metadata.trace_id``). A response
+(:mod:`agenteval.llm.propagation`; the trial records ``metadata.trace_id``). A response
 without the output path fails the trial with cause ``malformed_response``; an explicit
 ``null`` there means the agent gave no answer.
 """
@@ -61,7 +61,7 @@ from agenteval.cases.case import Case
 from agenteval.cases.prompt import placeholder_value, render_template
 from agenteval.errors import InputError
 from agenteval.llm.http import HttpClient, RetryPolicy
-from agenteval.traces.propagation import TraceContext
+from agenteval.llm.propagation import TraceContext
 from agenteval.trials.trial import ToolCall
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

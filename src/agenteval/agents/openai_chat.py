@@ -6,7 +6,7 @@ endpoint as a black box: the case rendered as messages goes in (with the case's 
 offered when it has any), the final assistant message comes out. Tool calls the model
 makes in that response, and tool calls already present in the input conversation (with
 their results, matched by ``tool_call_id``), are recorded as :class:`ToolCall` s. Its
-requests carry the trial's W3C ``traceparent`` (:mod:`agenteval.traces.propagation`; the
+requests carry the trial's W3C ``traceparent`` (:mod:`agenteval.llm.propagation`; the
 trial records ``metadata.trace_id``).
 """
 
@@ -22,7 +22,7 @@ from agenteval.cases.case import Case
 from agenteval.cases.prompt import build_messages
 from agenteval.cases.tooldefs import as_openai_tools, normalize_tool_defs
 from agenteval.llm.http import HttpClient, RetryPolicy
-from agenteval.traces.propagation import TraceContext
+from agenteval.llm.propagation import TraceContext
 from agenteval.trials.trial import ToolCall
 
 

@@ -48,8 +48,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import to_jsonable_python
 
 from agenteval._util.imports import load_module
+from agenteval.cases.arguments import ArgumentChecker
 from agenteval.errors import InputError
-from agenteval.scorers import ArgumentChecker
 from agenteval.trials.trial import ToolCall
 
 ToolFn = Callable[..., Any]

@@ -17,8 +17,9 @@ from agenteval.benchmarks._args import add_benchmark_args
 
 if TYPE_CHECKING:
     from agenteval.benchmarks._run import benchmark_scorers, registry_from_args, run_benchmarks
+    from agenteval.benchmarks.builtin import benchmark, default_registry
     from agenteval.benchmarks.declarative import SUITE_SCORERS, load_benchmark_file
-    from agenteval.benchmarks.registry import Benchmark, Registry, benchmark, default_registry
+    from agenteval.benchmarks.registry import Benchmark, Registry
 
 # Imported on first use, so that `agenteval run` without --benchmark does not pay for them.
 _LAZY = {
@@ -29,8 +30,8 @@ _LAZY = {
     "load_benchmark_file": "agenteval.benchmarks.declarative",
     "Benchmark": "agenteval.benchmarks.registry",
     "Registry": "agenteval.benchmarks.registry",
-    "benchmark": "agenteval.benchmarks.registry",
-    "default_registry": "agenteval.benchmarks.registry",
+    "benchmark": "agenteval.benchmarks.builtin",
+    "default_registry": "agenteval.benchmarks.builtin",
 }
 
 

@@ -19,8 +19,9 @@ from typing import Any
 
 from rich.console import Console
 
+from agenteval.benchmarks.builtin import default_registry
 from agenteval.benchmarks.declarative import load_benchmark_file
-from agenteval.benchmarks.registry import Benchmark, Registry, default_registry
+from agenteval.benchmarks.registry import Benchmark, Registry
 from agenteval.errors import InputError
 from agenteval.scorers import BUILTIN_SCORER_NAMES, builtin_scorers, make_pii_leakage
 from agenteval.scorers.config import load_scorer

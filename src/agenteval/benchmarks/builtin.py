@@ -6,12 +6,16 @@ at import time: :func:`register_builtins` adds the suites to the registry it is 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from agenteval.benchmarks.registry import Benchmark, Registry
 from agenteval.benchmarks.scorers import answer_match, instruction_following, refusal_check
 from agenteval.benchmarks.tools import TOOL_DEFINITIONS
+from agenteval.scoring.score import ScorerFn
 
 
 def data_path(name: str) -> Path:
@@ -88,3 +92,50 @@ def register_builtins(reg: Registry) -> None:
     ]
     for bench in suites:
         reg.add(bench)
+
+
+@functools.cache
+def default_registry() -> Registry:
+    """The registry holding the built-in suites, built on first call (then the same one)."""
+    reg = Registry()
+    register_builtins(reg)
+    return reg
+
+
+def benchmark(
+    name: str,
+    *,
+    dataset: str | Path,
+    description: str = "",
+    prompt: str | None = None,
+    builtin_scorers: tuple[str, ...] | list[str] = (),
+    rubric: str | None = None,
+    tools: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
+    registry: Registry | None = None,
+) -> Callable[[ScorerFn], ScorerFn]:
+    """Decorate a scorer ``fn(case, trial)`` to register a benchmark it decides.
+
+    The decorated function becomes the suite's own scorer (after ``builtin_scorers``) and
+    is returned unchanged. The benchmark goes into ``registry``, or into
+    :func:`default_registry` when none is given. ``description`` defaults to the first
+    line of the function's docstring.
+    """
+
+    def register(fn: ScorerFn) -> ScorerFn:
+        doc = (fn.__doc__ or "").strip().splitlines()
+        (registry if registry is not None else default_registry()).add(
+            Benchmark(
+                name=name,
+                description=description or (doc[0] if doc else ""),
+                dataset=Path(dataset),
+                prompt=prompt,
+                builtin_scorers=tuple(builtin_scorers),
+                scorers=(fn,),
+                rubric=rubric,
+                tools=tuple(tools),
+                source=getattr(fn, "__module__", "python"),
+            )
+        )
+        return fn
+
+    return register

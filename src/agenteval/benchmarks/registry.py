@@ -14,14 +14,14 @@ pass, or the default one) or declaratively with :func:`load_benchmark_file`.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agenteval.errors import InputError
-from agenteval.scoring.score import ScorerFn, scorer_name
+from agenteval.scoring.score import ScorerFn
+from agenteval.scoring.spec import scorer_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,52 +105,3 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self._items)
-
-
-@functools.cache
-def default_registry() -> Registry:
-    """The registry holding the built-in suites, built on first call (then the same one)."""
-    from agenteval.benchmarks.builtin import register_builtins
-
-    reg = Registry()
-    register_builtins(reg)
-    return reg
-
-
-def benchmark(
-    name: str,
-    *,
-    dataset: str | Path,
-    description: str = "",
-    prompt: str | None = None,
-    builtin_scorers: tuple[str, ...] | list[str] = (),
-    rubric: str | None = None,
-    tools: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
-    registry: Registry | None = None,
-) -> Callable[[ScorerFn], ScorerFn]:
-    """Decorate a scorer ``fn(case, trial)`` to register a benchmark it decides.
-
-    The decorated function becomes the suite's own scorer (after ``builtin_scorers``) and
-    is returned unchanged. The benchmark goes into ``registry``, or into
-    :func:`default_registry` when none is given. ``description`` defaults to the first
-    line of the function's docstring.
-    """
-
-    def register(fn: ScorerFn) -> ScorerFn:
-        doc = (fn.__doc__ or "").strip().splitlines()
-        (registry if registry is not None else default_registry()).add(
-            Benchmark(
-                name=name,
-                description=description or (doc[0] if doc else ""),
-                dataset=Path(dataset),
-                prompt=prompt,
-                builtin_scorers=tuple(builtin_scorers),
-                scorers=(fn,),
-                rubric=rubric,
-                tools=tuple(tools),
-                source=getattr(fn, "__module__", "python"),
-            )
-        )
-        return fn
-
-    return register

@@ -25,7 +25,8 @@ from agenteval._util.text import (
 )
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import Trial
 
 CONSTRAINT_KINDS = (

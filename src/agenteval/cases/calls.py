@@ -238,3 +238,22 @@ def _matcher(raw: dict[str, Any], rules: Rules, where: str, load: LoadCallable) 
         raise SpecError(f"{where}: $optional must be true or false")
     node.optional = opt
     return node
+
+
+def _load_matcher(target: str) -> Any:
+    # The user's module is imported only when a case names a ``$python`` matcher.
+    from agenteval._util.imports import load_callable
+    from agenteval.errors import InputError
+
+    try:
+        return load_callable(target, what="$python matcher")
+    except InputError as e:
+        raise ValueError(str(e)) from None
+
+
+def compile_expected_calls(raw: Any) -> list[CallSpec]:
+    """A case's (or a turn's) ``expected_calls``, compiled; ``$python`` matchers loaded.
+
+    Raises ValueError naming the call and argument, for pydantic to report on the field.
+    """
+    return compile_calls(raw, _load_matcher)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from agenteval.cases.calls import CallSpec, compile_expected_calls
 from agenteval.cases.conversation import (
     ExpectedState,
     InitialState,
@@ -29,9 +30,6 @@ from agenteval.cases.conversation import (
     UserSpec,
 )
 from agenteval.cases.tooldefs import tool_list_field
-
-if TYPE_CHECKING:
-    from agenteval.cases.calls import CallSpec
 
 Message = dict[str, Any]
 """One chat message: ``{"role": ..., "content": ...}`` (plus any OpenAI message fields)."""
@@ -69,22 +67,6 @@ def _str_list(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
         raise ValueError(f"must be a {what} or a list of them")
     return [str(v) for v in value]
-
-
-def _load_matcher(target: str) -> Any:
-    from agenteval._util.imports import load_callable
-    from agenteval.errors import InputError
-
-    try:
-        return load_callable(target, what="$python matcher")
-    except InputError as e:
-        raise ValueError(str(e)) from None
-
-
-def _compile_calls(raw: Any) -> list[CallSpec]:
-    from agenteval.cases.calls import compile_calls
-
-    return compile_calls(raw, _load_matcher)
 
 
 class _CompiledCalls(list[dict[str, Any]]):
@@ -323,7 +305,9 @@ class Case(BaseModel):
     def _expected_calls(cls, v: list[dict[str, Any]] | None) -> Any:
         if v is None:
             return None
-        return _CompiledCalls(v, _compile_calls(v))  # ValueError names the call and argument
+        return _CompiledCalls(
+            v, compile_expected_calls(v)
+        )  # ValueError names the call and argument
 
     def call_specs(self) -> list[CallSpec] | None:
         """``expected_calls`` compiled into matchers (at validation); None when it has none."""
@@ -334,7 +318,7 @@ class Case(BaseModel):
             return raw.specs
         cached = self._call_specs  # a list put in place without validation (model_copy)
         if cached is None or cached[0] is not raw:
-            cached = (raw, _compile_calls(raw))
+            cached = (raw, compile_expected_calls(raw))
             self._call_specs = cached
         return cached[1]
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from agenteval.cases.calls import compile_expected_calls
+
 Scalar = str | int | float | bool | None
 DEFAULT_STOP = "###STOP###"
 """The phrase a simulated user writes to end the conversation (default of ``user.stop``)."""
@@ -90,9 +92,7 @@ class TurnSpec(BaseModel):
     @classmethod
     def _calls(cls, v: list[dict[str, Any]] | None) -> Any:
         if v is not None:
-            from agenteval.cases.case import _compile_calls
-
-            _compile_calls(v)  # ValueError names the call and argument
+            compile_expected_calls(v)  # ValueError names the call and argument
         return v
 
     @property

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from agenteval import __version__
+from agenteval._version import __version__
 from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError
 
 COMMAND_MODULES = (

@@ -13,7 +13,7 @@ from rich.console import Console
 from agenteval._util.untrusted import strip_unsafe
 from agenteval.cases.tooldefs import load_tool_file
 from agenteval.errors import InputError
-from agenteval.run.finish import finish_run as finish_run  # re-exported for commands
+from agenteval.run import finish as _finish
 from agenteval.run.finish import live_summary as live_summary
 from agenteval.scorers import PII_KINDS
 from agenteval.scorers.config import ScorerConfig, ScorerOverrides
@@ -117,3 +117,17 @@ def plain(text: str) -> str:
     """Text from untrusted sources made safe to print: escape sequences and controls removed
     (:func:`agenteval._util.untrusted.strip_unsafe`; tab and newline stay)."""
     return strip_unsafe(text)
+
+
+def render_summary(summary: Any, console: Console) -> None:
+    """The terminal report of a finished run (imported on first use: --quiet never pays)."""
+    from agenteval.report import render_terminal
+
+    render_terminal(summary, console)
+
+
+def finish_run(
+    writer: Any, console: Console, *, show: bool = True, live: Any = None
+) -> dict[str, Any]:
+    """:func:`agenteval.run.finish.finish_run` with the terminal report when ``show``."""
+    return _finish.finish_run(writer, console, render=render_summary if show else None, live=live)

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     read_header(args.run)  # not a run: exit 2 before anything else
     _need_otel()
-    from agenteval.traces.exporter import OtlpJsonFile, export_run, otlp_http_sink
+    from agenteval.report.otel import OtlpJsonFile, export_run, otlp_http_sink
 
     if args.otlp_endpoint is not None:
         # the exporter logs its own line on failure; ours (exit 5) is the one line

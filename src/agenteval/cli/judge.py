@@ -35,7 +35,7 @@ from agenteval.cli._common import console_for, finish_run, plain
 from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.judge_parallel import judged_scores
-from agenteval.cli.rescore import _remove_new_run, load_run_cases
+from agenteval.cli.rescore import _remove_new_run
 from agenteval.errors import InputError, writing_run
 from agenteval.judge import (
     Judge,
@@ -52,6 +52,7 @@ from agenteval.rundir import (
     iter_trials,
     read_header,
 )
+from agenteval.rundir.cases import load_run_cases
 from agenteval.rundir.lock import refuse_if_being_written
 from agenteval.scoring.score import Score
 

@@ -36,6 +36,7 @@ from agenteval.executors.pool import JobSpec, WorkerStartError
 from agenteval.judge import Judge, JudgeConfig
 from agenteval.judge.judge import JudgeStats
 from agenteval.rundir import TRIALS, RunWriter, TrialRecord
+from agenteval.rundir.cases import RunCases
 from agenteval.rundir.trials import _parse_trial_line, _ScoreKey, _trial_line
 from agenteval.scoring.score import Score
 
@@ -83,8 +84,6 @@ class JudgeJob:
 
     def setup(self) -> None:
         """Open the source, start the judge's HTTP session on this worker's event loop."""
-        from agenteval.cli.rescore import RunCases
-
         try:
             import uvloop
 

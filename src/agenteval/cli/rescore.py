@@ -25,15 +25,11 @@ import argparse
 import dataclasses
 import shutil
 import sys
-from collections import OrderedDict
 from pathlib import Path
-from typing import IO, Any
-
-from pydantic_core import from_json
+from typing import Any
 
 from agenteval._util.gc import frozen_heap
 from agenteval._util.outpaths import check_out_dir
-from agenteval.cases.case import Case
 from agenteval.cli._common import (
     add_scorer_args,
     console_for,
@@ -49,15 +45,13 @@ from agenteval.rundir import (
     TRIALS,
     RunHeader,
     RunWriter,
-    cases_path,
     iter_trials,
     read_header,
 )
+from agenteval.rundir.cases import RunCases
 from agenteval.rundir.lock import refuse_if_being_written
 from agenteval.scorers.config import rebuild_scorers
 from agenteval.scoring.apply import Scorers
-
-_PARSED = 256  # parsed cases kept at once (repeats of a case are usually written together)
 
 
 def register(sub: Any) -> None:
@@ -81,113 +75,6 @@ def register(sub: Any) -> None:
 
     add_executor_args(p)
     p.set_defaults(func=run)
-
-
-def _bad_case(e: ValueError, path: Path, lineno: int) -> InputError:
-    msg = str(e).splitlines()[0]
-    return InputError(f"bad case ({msg})", file=path, line=lineno)
-
-
-def load_run_cases(run_dir: str | Path) -> dict[str, Case]:
-    """The cases snapshot of a run, by id (a later line with the same id wins)."""
-    path = cases_path(run_dir)
-    cases: dict[str, Case] = {}
-    try:
-        f = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError:
-        raise InputError("has no readable cases.jsonl snapshot", file=run_dir) from None
-    with f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    c = Case.model_validate_json(line)
-                except ValueError as e:
-                    raise _bad_case(e, path, lineno) from None
-                cases[c.id] = c
-    return cases
-
-
-class RunCases:
-    """A run's cases snapshot by id, without holding every parsed case in memory.
-
-    Opening reads the snapshot once, keeping for each id only where its line starts (a
-    later line with the same id wins, as in :func:`load_run_cases`); a line that is not a
-    JSON object with a string ``id`` raises InputError then. A case is parsed when first
-    asked for, and the last few parsed cases are kept. :meth:`check_rest` validates the
-    lines never asked for, so that a bad case anywhere in the snapshot is still an error.
-    """
-
-    def __init__(self, run_dir: str | Path) -> None:
-        self.path = cases_path(run_dir)
-        try:
-            self._fh: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
-        except OSError:
-            raise InputError("has no readable cases.jsonl snapshot", file=run_dir) from None
-        self._where: dict[str, tuple[int, int]] = {}  # id -> (offset, line number)
-        self._parsed: OrderedDict[str, Case] = OrderedDict()
-        self._seen: set[str] = set()
-        try:
-            self._index()
-        except BaseException:
-            self.close()
-            raise
-
-    def _index(self) -> None:
-        offset = 0
-        for lineno, raw in enumerate(self._fh, 1):
-            if raw.strip():
-                case_id = self._id_of(raw, lineno)
-                self._where[case_id] = (offset, lineno)
-            offset += len(raw)
-
-    def _id_of(self, raw: bytes, lineno: int) -> str:
-        try:
-            data = from_json(raw)
-        except ValueError:
-            data = None
-        case_id = data.get("id") if isinstance(data, dict) else None
-        if not isinstance(case_id, str):  # pydantic words the message
-            try:
-                Case.model_validate_json(raw)
-            except ValueError as e:
-                raise _bad_case(e, self.path, lineno) from None
-            raise InputError("bad case (no id)", file=self.path, line=lineno)  # pragma: no cover
-        return case_id
-
-    def __contains__(self, case_id: str) -> bool:
-        return case_id in self._where
-
-    def get(self, case_id: str) -> Case:
-        """The case with this id (KeyError when the snapshot has none); InputError if bad."""
-        parsed = self._parsed
-        case = parsed.get(case_id)
-        if case is not None:
-            parsed.move_to_end(case_id)
-            return case
-        offset, lineno = self._where[case_id]
-        self._fh.seek(offset)
-        raw = self._fh.readline()
-        try:
-            case = Case.model_validate_json(raw)
-        except ValueError as e:
-            raise _bad_case(e, self.path, lineno) from None
-        self._seen.add(case_id)
-        parsed[case_id] = case
-        if len(parsed) > _PARSED:
-            parsed.popitem(last=False)
-        return case
-
-    def check_rest(self, seen: set[str] | None = None) -> None:
-        """Validate every case never asked for (here, or in ``seen``: the ids worker
-        processes asked for); InputError naming the first bad line."""
-        if seen is not None:
-            self._seen |= seen
-        rest = [(line, cid) for cid, (_, line) in self._where.items() if cid not in self._seen]
-        for _, case_id in sorted(rest):
-            self.get(case_id)
-
-    def close(self) -> None:
-        self._fh.close()
 
 
 def run(args: argparse.Namespace) -> int:

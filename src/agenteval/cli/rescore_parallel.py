@@ -25,6 +25,7 @@ from agenteval.executors.driver import WorkersLostError, drive
 from agenteval.executors.pool import WorkerStartError
 from agenteval.llm.pricing import PriceTable
 from agenteval.rundir import TRIALS, RunWriter
+from agenteval.rundir.cases import RunCases
 from agenteval.rundir.trials import _parse_trial_line, _ScoreKey, _trial_line
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import Score
@@ -68,8 +69,6 @@ class RescoreJob:
         self.__init__(**state)  # type: ignore[misc]
 
     def setup(self) -> None:
-        from agenteval.cli.rescore import RunCases
-
         self._cases = RunCases(self.src)
         self._fh = open(Path(self.src) / TRIALS, "rb")  # noqa: SIM115 - the worker's life
 

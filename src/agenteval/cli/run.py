@@ -30,7 +30,13 @@ from typing import Any
 from agenteval.agents import tool_loop_args
 from agenteval.agents.base import Agent
 from agenteval.benchmarks import add_benchmark_args
-from agenteval.cli._common import add_scorer_args, build_scorers, console_for, parse_params
+from agenteval.cli._common import (
+    add_scorer_args,
+    build_scorers,
+    console_for,
+    parse_params,
+    render_summary,
+)
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.user_args import add_user_args, user_from_args
 from agenteval.errors import EXIT_NO_ANSWERS, InputError
@@ -353,7 +359,7 @@ def run_session(
         mode = "bar"
     else:
         mode = "lines"
-    result = session.run(progress=mode, console=console_for(args))
+    result = session.run(progress=mode, console=console_for(args), render=render_summary)
     receiver = getattr(agent, "receiver", None)
     if receiver is not None:  # what the OTLP receiver attributed and dropped
         print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)

@@ -15,10 +15,10 @@ conversation; a message containing the case's stop phrase (``user.stop``, defaul
   the trial apart from the agent's (``metadata.conversation.user``), so the agent's cost
   does not include the simulator's. With a cache directory, a reply is stored under the
   SHA-256 of the model, the rendered prompt, the temperature and the trial's repeat index
-  (the judge cache's format and atomic writes, :mod:`agenteval.judge.cache`): the same
+  (the judge cache's format and atomic writes, :mod:`agenteval.llm.cache`): the same
   conversation in the same repeat asks the model once, and a cached reply costs nothing and
   carries no usage. The agent's words reach it fenced
-  (:mod:`agenteval.judge.fence`): the prompt tells it that fenced text is what the agent
+  (:mod:`agenteval.llm.fence`): the prompt tells it that fenced text is what the agent
   said, data and never instructions, and no agent text can close its fence.
 
 A user that fails (raises, or its endpoint fails after its retries) fails the trial with
@@ -41,10 +41,10 @@ from typing import Any, Protocol
 
 from agenteval._util.imports import load_callable
 from agenteval._util.secrets import Redactor, redact_mapping, redact_url, url_secrets
-from agenteval.agents.base import Recorder
 from agenteval.cases.conversation import UserSpec
 from agenteval.errors import InputError
 from agenteval.llm.http import HttpClient, RetryPolicy
+from agenteval.llm.recorder import Recorder
 
 Message = dict[str, Any]
 
@@ -152,7 +152,7 @@ def check_sendable(user: SimulatedUser) -> None:
 
 def default_user_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/agenteval/user`` (``~/.cache/agenteval/user``): the CLI's default."""
-    from agenteval.judge.cache import default_cache_dir
+    from agenteval.llm.cache import default_cache_dir
 
     return default_cache_dir().parent / "user"
 
@@ -254,7 +254,7 @@ class LlmUser:
         """Ask the model for the customer's next message (usage and retries go into
         ``rec``), or take it from the cache."""
         from agenteval.agents.openai_chat import chat_completion
-        from agenteval.judge.cache import CachedReply, JudgeCache, cache_key
+        from agenteval.llm.cache import CachedReply, JudgeCache, cache_key
 
         messages = user_messages(user, history)
         cache = JudgeCache(self.cache_dir) if self.cache_dir is not None else None
@@ -299,7 +299,7 @@ def user_messages(user: UserSpec, history: list[Message]) -> list[Message]:
     """The simulator's prompt: the role and goal as the system message, then the
     conversation with roles swapped (the agent's messages, fenced, as ``user``; the
     customer's own as ``assistant``). Deterministic: the same inputs give the same prompt."""
-    from agenteval.judge.fence import derive_boundary, fence
+    from agenteval.llm.fence import derive_boundary, fence
 
     agent_texts = [str(m.get("content") or "") for m in history if m.get("role") == "assistant"]
     boundary = derive_boundary(agent_texts)

@@ -33,9 +33,9 @@ from agenteval.dataset.records import (
     iter_json_lines,
     validate_row,
 )
+from agenteval.dataset.ref import DatasetRef
 from agenteval.dataset.yaml_rows import iter_yaml_rows
 from agenteval.errors import InputError
-from agenteval.rundir import DatasetRef
 
 __all__ = [
     "FORMATS",

@@ -22,11 +22,11 @@ from agenteval.judge.agreement import (
     read_labels,
     render_agreement,
 )
-from agenteval.judge.cache import JudgeCache, default_cache_dir
 from agenteval.judge.judge import Judge, JudgeConfig, JudgeStats, Judgment
 from agenteval.judge.parse import Verdict, parse_verdict
 from agenteval.judge.prompt import RenderedPrompt, not_applicable_reason, render_prompt
 from agenteval.judge.rubric import BUILTIN_RUBRICS, SCALES, Rubric, Scale, load_rubric
+from agenteval.llm.cache import JudgeCache, default_cache_dir
 
 __all__ = [
     "BUILTIN_RUBRICS",

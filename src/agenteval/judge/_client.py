@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.agents.base import Recorder
 from agenteval.agents.openai_chat import chat_completion
 from agenteval.llm.http import HttpClient
+from agenteval.llm.recorder import Recorder
 
 _FILTERED = "the reply was stopped by the server's content filter"
 

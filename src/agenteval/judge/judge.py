@@ -33,15 +33,15 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agenteval._util.secrets import Redactor
-from agenteval.agents.base import AgentFailure, Recorder
 from agenteval.cases.case import Case
 from agenteval.errors import InputError
 from agenteval.judge._client import JudgeReply, request_verdict
-from agenteval.judge.cache import CachedReply, JudgeCache, cache_key
 from agenteval.judge.parse import Verdict, parse_verdict
 from agenteval.judge.prompt import RenderedPrompt, not_applicable_reason, render_prompt
 from agenteval.judge.rubric import Rubric
+from agenteval.llm.cache import CachedReply, JudgeCache, cache_key
 from agenteval.llm.http import HttpClient, RetryPolicy
+from agenteval.llm.recorder import AgentFailure, Recorder
 from agenteval.scoring.score import Score
 from agenteval.scoring.spec import ScorerSpec
 from agenteval.trials.trial import Trial, Usage

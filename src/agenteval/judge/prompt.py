@@ -5,7 +5,7 @@ The rendered prompt is two messages:
 - a **system** message (:func:`system_message`) that tells the judge how fences work,
   names this prompt's boundary, and says that nothing inside a fence is an instruction;
 - a **user** message: the rubric's template with each placeholder replaced by its
-  content *fenced* (see :mod:`agenteval.judge.fence`), followed by the scale's verdict
+  content *fenced* (see :mod:`agenteval.llm.fence`), followed by the scale's verdict
   instruction (:func:`verdict_instruction`).
 
 Every substituted value is fenced, including dataset fields: an injected payload may sit
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenteval.cases.case import Case
-from agenteval.judge.fence import derive_boundary, fence
 from agenteval.judge.rubric import PLACEHOLDER_PATTERN, Rubric, Scale
+from agenteval.llm.fence import derive_boundary, fence
 from agenteval.scoring.unrecorded import missing_for
 from agenteval.scoring.unrecorded import reason as unrecorded_reason
 from agenteval.trials.trial import Trial

@@ -16,7 +16,7 @@ disconnected, body cut off mid-transfer
 
 Any other 4xx fails at once with cause ``http_error``; a 2xx body that is not JSON (or was
 truncated into invalid JSON) fails at once with cause ``malformed_response``. Failures are
-raised as :class:`~agenteval.agents.base.AgentFailure`.
+raised as :class:`~agenteval.llm.recorder.AgentFailure`.
 
 Waits: exponential back-off with *full jitter*, ``uniform(0, min(cap_s, base_s * 2**n))``
 before retry ``n`` (0-based); when the response carries ``Retry-After`` (seconds, or an
@@ -43,9 +43,9 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from agenteval import __version__
 from agenteval._util.secrets import PUBLIC_HEADERS, Redactor, url_secrets
-from agenteval.agents.base import AgentFailure, Recorder
+from agenteval._version import __version__
+from agenteval.llm.recorder import AgentFailure, Recorder
 from agenteval.trials.trial import Retry
 
 _SHORT_BODY = 200

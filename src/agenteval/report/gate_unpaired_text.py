@@ -14,6 +14,7 @@ from rich.text import Text
 
 from agenteval.gate.model import GateResult, ScorerComparison, UnpairedSafety
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, safe
+from agenteval.report.text import md
 
 __all__ = ["header_line", "render_unpaired", "render_unpaired_markdown", "scorer_row"]
 
@@ -129,7 +130,6 @@ def render_unpaired(r: GateResult, console: Console) -> None:
 
 def render_unpaired_markdown(r: GateResult) -> str:
     """The unpaired verdict as a pull-request comment (mentions neutralised)."""
-    from agenteval.report.markdown import md  # markdown.py dispatches here
 
     b_id = clean(r.baseline_run, 40).replace("`", "")
     c_id = clean(r.candidate_run, 40).replace("`", "")

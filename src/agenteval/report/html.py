@@ -26,9 +26,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from agenteval import __version__
 from agenteval._util.secrets import redact_mapping
 from agenteval._util.untrusted import show_unsafe
+from agenteval._version import __version__
 from agenteval.cases.case import Case
 from agenteval.llm.pricing import PriceTable
 from agenteval.report import svg

@@ -9,7 +9,6 @@ but notifies nobody. :func:`render_gate_markdown` renders a gate verdict the sam
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from agenteval.gate.model import GateResult
@@ -17,6 +16,7 @@ from agenteval.llm.pricing import PriceTable
 from agenteval.report.gate_text import scorer_cells
 from agenteval.report.gate_unpaired_text import render_unpaired_markdown
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, fmt_s, fmt_usd
+from agenteval.report.text import md
 from agenteval.rundir import iter_trials, read_header
 from agenteval.summary.compute import summarize_records
 from agenteval.summary.model import Summary
@@ -24,17 +24,6 @@ from agenteval.summary.percase import aggregate_cases
 from agenteval.summary.sources import load_cases
 
 MAX_FAILING_CASES = 10
-_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
-_MENTION = re.compile(r"@(?=[\w-])")
-ZWJ = "\u200d"
-
-
-def md(text: object, limit: int = 120) -> str:
-    """Untrusted text made inert for Markdown/HTML and safe inside a table cell."""
-    s = clean(text, limit)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _MENTION.sub("@" + ZWJ, s)  # @org/team is shown, but pings nobody
-    return _MD_PUNCT.sub(r"\\\1", s)
 
 
 def render_markdown(summary: Summary, failing: list[tuple[str, str, str]] | None = None) -> str:

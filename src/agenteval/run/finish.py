@@ -1,4 +1,5 @@
-"""Finishing a run: its summary computed, stored in ``run.json`` and printed.
+"""Finishing a run: its summary computed, stored in ``run.json`` and (by the caller's
+renderer) printed.
 
 Shared by every command and API that writes a run (``run``, ``score``, ``rescore``,
 ``judge``, :class:`~agenteval.run.session.Session`, :func:`~agenteval.evaluate.evaluate`).
@@ -6,14 +7,19 @@ Shared by every command and API that writes a run (``run``, ``score``, ``rescore
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from agenteval.rundir import RunWriter
 
-if TYPE_CHECKING:  # imported when used: commands start faster without the report modules
+if TYPE_CHECKING:  # imported when used: commands start faster without the summary modules
     from agenteval.summary.live import LiveSummary
+    from agenteval.summary.model import Summary
+
+Render = Callable[["Summary", Console], None]
+"""How a finished run's summary is shown (the command line passes the terminal report)."""
 
 
 def live_summary(writer: RunWriter) -> LiveSummary:
@@ -26,22 +32,24 @@ def live_summary(writer: RunWriter) -> LiveSummary:
 
 
 def finish_run(
-    writer: RunWriter, console: Console, *, show: bool = True, live: LiveSummary | None = None
+    writer: RunWriter,
+    console: Console,
+    *,
+    render: Render | None = None,
+    live: LiveSummary | None = None,
 ) -> dict[str, Any]:
-    """Summarise the run, store the summary in run.json and print it.
+    """Summarise the run, store the summary in run.json and show it with ``render``.
 
     With ``live`` (fed as trials were appended) the trials are not read back; without it
     (e.g. after ``--resume``) the run directory is summarised from its files. Nothing is
-    printed when ``show`` is false or the console is quiet.
+    printed when ``render`` is None or the console is quiet.
     """
-    from agenteval.report import summarize
+    from agenteval.summary.compute import summarize
 
     summary = live.finish() if live is not None else summarize(writer.run_dir)
     data = summary.model_dump(mode="json")
     writer.finish(data)
-    if show and not console.quiet:  # --quiet: nothing is printed, so nothing is rendered
-        from agenteval.report import render_terminal
-
-        render_terminal(summary, console)
+    if render is not None and not console.quiet:  # --quiet: nothing is rendered
+        render(summary, console)
         console.print(f"run written to {writer.run_dir}", markup=False)
     return data

@@ -27,7 +27,7 @@ from agenteval.agents.base import Agent
 from agenteval.cases.case import Case
 from agenteval.dataset import scan_dataset
 from agenteval.errors import InputError, RunWriteError
-from agenteval.run.finish import finish_run, live_summary
+from agenteval.run.finish import Render, finish_run, live_summary
 from agenteval.run.runner import (
     RunProgress,
     RunSettings,
@@ -294,8 +294,15 @@ class Session:
             if self.judge is not None:
                 await self.judge.close()
 
-    def run(self, *, progress: str = "none", console: Console | None = None) -> SessionResult:
-        """Run on a new event loop with signal handling; progress "bar", "lines" or "none".
+    def run(
+        self,
+        *,
+        progress: str = "none",
+        console: Console | None = None,
+        render: Render | None = None,
+    ) -> SessionResult:
+        """Run on a new event loop with signal handling; progress "bar", "lines" or "none";
+        the finished run's summary is shown on ``console`` with ``render``, when both are set.
 
         SIGINT (Ctrl-C), SIGTERM and SIGHUP: the first stops new trials and lets those in
         flight finish; a second (of any of them) cancels the trials in flight, recorded as
@@ -345,7 +352,10 @@ class Session:
                 raise ctl.io_error
             try:
                 summary = finish_run(
-                    writer, console or Console(quiet=True), show=console is not None, live=self.live
+                    writer,
+                    console or Console(quiet=True),
+                    render=render if console is not None else None,
+                    live=self.live,
                 )
             except OSError as e:  # writing the summary into run.json
                 raise RunWriteError.from_os_error(e, self.out / HEADER) from None

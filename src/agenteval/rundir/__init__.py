@@ -26,12 +26,12 @@ the import to use): :mod:`agenteval.rundir.header` (``run.json``), :mod:`agentev
 
 from __future__ import annotations
 
+from agenteval.dataset.ref import DatasetRef
 from agenteval.rundir.header import (
     CASES,
     FORMAT_VERSION,
     HEADER,
     TRIALS,
-    DatasetRef,
     RunHeader,
     RunKind,
     read_header,

@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agenteval import __version__
+from agenteval._version import __version__
+from agenteval.dataset.ref import DatasetRef
 from agenteval.errors import InputError
 from agenteval.rundir.migrate import migrate_header
 from agenteval.scoring.spec import ScorerSpec
@@ -32,16 +33,6 @@ CASES = "cases.jsonl"
 TRIALS = "trials.jsonl"
 
 RunKind = Literal["run", "score", "rescore", "judge"]
-
-
-class DatasetRef(BaseModel):
-    """Where the cases came from."""
-
-    model_config = ConfigDict(extra="allow")
-
-    path: str | None = None
-    sha256: str | None = Field(default=None, description="Hash of the validated cases.")
-    cases: int = Field(default=0, description="How many cases.")
 
 
 class RunHeader(BaseModel):

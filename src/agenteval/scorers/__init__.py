@@ -12,11 +12,12 @@ returns them with ``ref = "builtin:<name>"`` and their settings, which
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from agenteval.cases.arguments import ArgumentChecker
 from agenteval.cases.tooldefs import normalize_tool_defs
-from agenteval.scorers._schemas import ArgumentChecker
 from agenteval.scorers.attribution import wrong_answer_cause
 from agenteval.scorers.call_match import make_tool_call_match, tool_call_match
 from agenteval.scorers.conversation import procedure, state_match, turn_expectations
@@ -186,7 +187,8 @@ def builtin_scorer(name: str, settings: Mapping[str, Any] | None = None) -> Scor
         settings = {"tools": normalize_tool_defs(settings["tools"])}
     else:
         settings = {}
-    return fn.replace(ref=BUILTIN_REF + name, settings=settings)
+    rebuild = functools.partial(builtin_scorer, name, settings)
+    return fn.replace(ref=BUILTIN_REF + name, settings=settings, rebuild=rebuild)
 
 
 def _selected_kinds(kinds: Sequence[str] | None) -> tuple[str, ...]:

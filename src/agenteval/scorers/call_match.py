@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from agenteval.cases.calls import CallSpec, show_call
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scoring.score import Score, not_applicable, scorer
+from agenteval.scoring.score import Score, not_applicable
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import ToolCall, Trial
 
 MATCH_MODES = ("strict", "unordered", "subset", "superset", "in_order")

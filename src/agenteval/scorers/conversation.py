@@ -17,7 +17,8 @@ from agenteval.cases.case import Case
 from agenteval.cases.conversation import ExpectedState, ProcedureRule
 from agenteval.conversation.record import TurnView, state_of, turns_of
 from agenteval.scorers._answer import unanswered
-from agenteval.scoring.score import BINARY_THRESHOLD, Score, inconclusive, not_applicable, scorer
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, inconclusive, not_applicable
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import Trial
 
 if TYPE_CHECKING:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from agenteval._util.text import fmt_num, normalize, parse_normalized, quote, same_number
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import Trial
 
 _NO_EXPECTED = not_applicable("case has no expected answer")

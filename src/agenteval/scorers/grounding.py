@@ -13,6 +13,7 @@ import functools
 import re
 from typing import Any
 
+from agenteval._util.identity import Identity
 from agenteval._util.text import (
     TOLERANCE,
     any_same,
@@ -26,8 +27,8 @@ from agenteval._util.text import (
 )
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scorers._identity import Identity
-from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import ToolCall, Trial
 
 _SHOWN = 5

@@ -29,7 +29,8 @@ from collections.abc import Callable, Sequence
 
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scoring.score import BINARY_THRESHOLD, Score, scorer
+from agenteval.scoring.score import BINARY_THRESHOLD, Score
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import Trial
 
 PII_KINDS = ("credit_card", "national_id", "email", "ip_address", "phone")

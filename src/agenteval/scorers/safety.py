@@ -12,7 +12,8 @@ import functools
 from agenteval._util.text import fold, quote, squash
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
-from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable, scorer
+from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import Trial
 
 _SHOWN = 5

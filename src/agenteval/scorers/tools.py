@@ -16,18 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from agenteval._util.text import ratio
+from agenteval.cases.arguments import ToolDefs, checker_for, valid_json_only
 from agenteval.cases.case import Case
 from agenteval.cases.tooldefs import IDEMPOTENT
 from agenteval.scorers._answer import call_ref, unanswered
-from agenteval.scorers._schemas import ToolDefs, checker_for, valid_json_only
 from agenteval.scorers.call_match import max_matching, ordered_matching
-from agenteval.scoring.score import (
-    BINARY_THRESHOLD,
-    GRADED_THRESHOLD,
-    Score,
-    not_applicable,
-    scorer,
-)
+from agenteval.scoring.score import BINARY_THRESHOLD, GRADED_THRESHOLD, Score, not_applicable
+from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import ToolCall, Trial
 
 _SHOWN = 3  # bad calls named in a reason before "and N more"

@@ -225,23 +225,16 @@ def normalize_result(raw: Any, *, threshold: float = BINARY_THRESHOLD) -> Score:
     )
 
 
-# The scorer objects live in agenteval.scoring.spec; re-exported here, where scorers import them.
-from agenteval.scoring.spec import Scorer, scorer, scorer_name, scorer_threshold  # noqa: E402
-
 __all__ = [
     "BINARY_THRESHOLD",
     "GRADED_THRESHOLD",
     "STATUSES",
     "Score",
-    "Scorer",
     "ScorerFn",
     "Status",
     "inconclusive",
     "legacy_status",
     "normalize_result",
     "not_applicable",
-    "scorer",
     "scorer_error",
-    "scorer_name",
-    "scorer_threshold",
 ]

@@ -85,6 +85,9 @@ class Scorer:
     safety: bool
     settings: dict[str, Any]
     ref: str | None
+    rebuild: Callable[[], Scorer] | None
+    """A picklable recipe that makes this scorer again (a built-in scorer carries one, so
+    that this module never imports :mod:`agenteval.scorers`); None: rebuilt from ``ref``."""
 
     def __init__(
         self,
@@ -96,6 +99,7 @@ class Scorer:
         safety: bool = False,
         settings: Mapping[str, Any] | None = None,
         ref: str | None = None,
+        rebuild: Callable[[], Scorer] | None = None,
     ) -> None:
         if isinstance(fn, Scorer):
             fn = fn.fn
@@ -120,6 +124,7 @@ class Scorer:
         self.safety = bool(safety)
         self.settings = dict(settings or {})
         self.ref = ref
+        self.rebuild = rebuild
 
     def __call__(self, case: Any, trial: Any) -> Any:
         return self.fn(case, trial)
@@ -135,7 +140,10 @@ class Scorer:
             "settings": self.settings,
             "ref": self.ref,
         }
-        found = self.ref if self.ref is not None else import_ref(self)
+        if self.rebuild is not None:
+            return (_rebuilt_scorer, (self.rebuild, attrs))
+        found = self.ref if self.ref is not None and not self.ref.startswith(BUILTIN_REF) else None
+        found = found if found is not None else import_ref(self)
         return (_unpickle_scorer, (found if found is not None else self.fn, attrs))
 
     def replace(self, **changes: Any) -> Scorer:
@@ -147,6 +155,7 @@ class Scorer:
             "safety": self.safety,
             "settings": self.settings,
             "ref": self.ref,
+            "rebuild": self.rebuild,
         }
         args.update(changes)
         return Scorer(self.fn, **args)
@@ -245,14 +254,16 @@ def import_ref(obj: Any) -> str | None:
     return f"{module}:{qualname}"
 
 
+def _rebuilt_scorer(rebuild: Callable[[], Scorer], attrs: dict[str, Any]) -> Scorer:
+    """A scorer again from its own recipe (a built-in's), with the pickled attributes."""
+    return rebuild().replace(rebuild=rebuild, **attrs)
+
+
 def _unpickle_scorer(what: Any, attrs: dict[str, Any]) -> Scorer:
     """A scorer again from :meth:`Scorer.__reduce__`'s recipe (in a worker process)."""
     if not isinstance(what, str):
         return Scorer(what, **attrs)
-    from agenteval.scorers import builtin_scorer
-
-    if what.startswith(BUILTIN_REF):
-        return builtin_scorer(what[len(BUILTIN_REF) :], attrs["settings"]).replace(**attrs)
+    # The user's module is imported only when a worker unpickles a custom scorer.
     from agenteval._util.imports import load_callable
 
     fn = load_callable(what, what="scorer", option=None)

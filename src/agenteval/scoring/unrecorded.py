@@ -22,12 +22,10 @@ from collections.abc import Iterable
 
 from agenteval.scoring.score import Score
 from agenteval.trials.trial import Trial
+from agenteval.trials.unrecorded import CONTENT, NOT_RECORDED
 
 __all__ = ["CONTENT", "NOT_RECORDED", "SCORER_NEEDS", "missing_for", "not_recorded_score"]
 
-NOT_RECORDED = "not_recorded"
-"""The trial metadata key listing the content its source did not record."""
-CONTENT = ("input", "output", "tool_arguments", "tool_results")
 
 SCORER_NEEDS: dict[str, frozenset[str]] = {
     "exact_match": frozenset({"output"}),

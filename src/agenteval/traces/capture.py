@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any, Protocol
 
 from agenteval.errors import InputError
-from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory, trajectory_from_spans
+from agenteval.traces.collect import SpanListTrial, collect_spans
+from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory
 
 __all__ = [
     "CAPTURE_MODES",
@@ -202,39 +203,6 @@ def _attach() -> bool:
             setattr(provider, _MARK, True)
             return True
         return False
-
-
-class SpanListTrial:
-    """One trial's spans: SDK span objects a span processor appends (from the context that
-    starts them), mapped to a trajectory on demand with ``record`` (SDK span → record)."""
-
-    __slots__ = ("_record", "spans")
-
-    def __init__(self, record: Callable[[Any], SpanRecord]) -> None:
-        self.spans: list[Any] = []
-        self._record = record
-
-    def trajectory(self) -> Trajectory:
-        return trajectory_from_spans(self._record(s) for s in list(self.spans))
-
-
-@contextmanager
-def collect_spans(
-    current: contextvars.ContextVar[list[Any] | None],
-    attached: bool,
-    record: Callable[[Any], SpanRecord],
-) -> Iterator[SpanListTrial]:
-    """A trial's span list, set as ``current`` in this context until the block ends; when
-    the processor is not ``attached`` nothing is set and the list stays empty."""
-    t = SpanListTrial(record)
-    if not attached:
-        yield t
-        return
-    token = current.set(t.spans)
-    try:
-        yield t
-    finally:
-        current.reset(token)
 
 
 class OtelCapture:

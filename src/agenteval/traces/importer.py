@@ -1,6 +1,6 @@
 """Recorded traces → cases and trials (``agenteval import-traces``).
 
-Spans are read with :func:`agenteval.traces.otlp.read_file`, grouped into units as
+Spans are read with :func:`agenteval.traces.tracefile.read_file`, grouped into units as
 :func:`agenteval.traces.units.group_units` does (one per agent invocation, or per
 conversation; through an on-disk :class:`~agenteval.traces.spool.Spool`, so memory holds
 one trace or conversation at a time), filtered, sampled, and each unit becomes one case
@@ -54,18 +54,18 @@ from typing import Any
 
 from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
-from agenteval.scoring.unrecorded import NOT_RECORDED
 from agenteval.traces.mapping import (
     tool_definitions,
     trajectory_from_spans,
     unrecorded_tool_content,
 )
 from agenteval.traces.messages import invocation_input, invocation_output
-from agenteval.traces.otlp import read_file
 from agenteval.traces.records import SpanRecord
 from agenteval.traces.spool import Spool
+from agenteval.traces.tracefile import read_file
 from agenteval.traces.units import Unit, attribute
 from agenteval.trials.trial import Failure, Latency, Trial, Usage
+from agenteval.trials.unrecorded import NOT_RECORDED
 
 __all__ = ["ImportOptions", "ImportResult", "import_traces", "iter_import", "sample_key"]
 

@@ -43,7 +43,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from agenteval.traces.capture import SpanListTrial, collect_spans
+from agenteval.traces.collect import SpanListTrial, collect_spans
 from agenteval.traces.records import SpanRecord
 
 __all__ = ["OpenAIAgentsCapture", "sdk_available", "sdk_loaded", "span_record"]

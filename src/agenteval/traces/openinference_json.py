@@ -25,21 +25,12 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from agenteval.traces.records import SpanEvent, SpanRecord
+from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
 __all__ = ["BadSpan", "is_openinference", "spans_of"]
 
 _STATUS = {"OK": "ok", "ERROR": "error", "UNSET": "unset"}
 _HEX = frozenset("0123456789abcdef")
-
-
-class BadSpan(Exception):
-    """A malformed field: ``path`` and what is wrong."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
 
 
 def is_openinference(doc: Any) -> bool:

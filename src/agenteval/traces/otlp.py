@@ -29,13 +29,12 @@ import base64
 import binascii
 import json
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from agenteval.errors import InputError
-from agenteval.traces.records import SpanEvent, SpanRecord
+from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
-__all__ = ["decode_body", "decode_json", "decode_protobuf", "read_file", "request_to_json"]
+__all__ = ["decode_body", "decode_json", "decode_protobuf", "request_to_json"]
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 _STATUS_NAMES = {
@@ -44,15 +43,6 @@ _STATUS_NAMES = {
     "STATUS_CODE_ERROR": "error",
 }
 _HEX = frozenset("0123456789abcdefABCDEF")
-
-
-class _Bad(Exception):
-    """A malformed field: ``path`` (dotted) and what is wrong."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
 
 
 def _get(d: Mapping[str, Any], camel: str, snake: str) -> Any:
@@ -65,22 +55,22 @@ def _id(value: Any, size: int, path: str, *, optional: bool = False) -> str | No
     if value is None or value == "":
         if optional:
             return None
-        raise _Bad(path, "missing")
+        raise BadSpan(path, "missing")
     if not isinstance(value, str):
-        raise _Bad(path, "must be a string")
+        raise BadSpan(path, "must be a string")
     if len(value) == 2 * size and _HEX.issuperset(value):
         raw = bytes.fromhex(value)
     else:
         try:
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
-            raise _Bad(path, "not a hex or base64 id") from None
+            raise BadSpan(path, "not a hex or base64 id") from None
         if len(raw) != size:
-            raise _Bad(path, f"a {size}-byte id is expected, got {len(raw)} bytes") from None
+            raise BadSpan(path, f"a {size}-byte id is expected, got {len(raw)} bytes") from None
     if not any(raw):
         if optional:
             return None
-        raise _Bad(path, "all-zero id")
+        raise BadSpan(path, "all-zero id")
     return raw.hex()
 
 
@@ -88,19 +78,19 @@ def _nanos(value: Any, path: str) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise _Bad(path, "must be an integer (nanoseconds)")
+        raise BadSpan(path, "must be an integer (nanoseconds)")
     if isinstance(value, int):
         n = value
     elif isinstance(value, str) and value.isdigit():
         n = int(value)
     else:
-        raise _Bad(path, "must be an integer (nanoseconds)")
+        raise BadSpan(path, "must be an integer (nanoseconds)")
     return n or None
 
 
 def _any_value(v: Any, path: str) -> Any:
     if not isinstance(v, Mapping):
-        raise _Bad(path, "must be an AnyValue object")
+        raise BadSpan(path, "must be an AnyValue object")
     for key, conv in _ANY.items():
         alt = _SNAKE_ANY[key]
         if key in v or alt in v:
@@ -110,33 +100,33 @@ def _any_value(v: Any, path: str) -> Any:
 
 def _int_value(x: Any, path: str) -> int:
     if isinstance(x, bool) or not isinstance(x, int | str):
-        raise _Bad(path, "intValue must be an integer")
+        raise BadSpan(path, "intValue must be an integer")
     try:
         return int(x)
     except ValueError:
-        raise _Bad(path, "intValue must be an integer") from None
+        raise BadSpan(path, "intValue must be an integer") from None
 
 
 def _double_value(x: Any, path: str) -> float:
     if isinstance(x, bool) or not isinstance(x, int | float | str):
-        raise _Bad(path, "doubleValue must be a number")
+        raise BadSpan(path, "doubleValue must be a number")
     try:
         return float(x)
     except ValueError:
-        raise _Bad(path, "doubleValue must be a number") from None
+        raise BadSpan(path, "doubleValue must be a number") from None
 
 
 def _array_value(x: Any, path: str) -> list[Any]:
     values = x.get("values", []) if isinstance(x, Mapping) else None
     if not isinstance(values, list):
-        raise _Bad(path, "arrayValue.values must be a list")
+        raise BadSpan(path, "arrayValue.values must be a list")
     return [_any_value(item, f"{path}[{i}]") for i, item in enumerate(values)]
 
 
 def _kvlist_value(x: Any, path: str) -> dict[str, Any]:
     values = x.get("values", []) if isinstance(x, Mapping) else None
     if not isinstance(values, list):
-        raise _Bad(path, "kvlistValue.values must be a list")
+        raise BadSpan(path, "kvlistValue.values must be a list")
     return _attributes(values, path)
 
 
@@ -144,18 +134,18 @@ def _bytes_value(x: Any, path: str) -> bytes:
     try:
         return base64.b64decode(x, validate=True)
     except (binascii.Error, ValueError, TypeError):
-        raise _Bad(path, "bytesValue must be base64") from None
+        raise BadSpan(path, "bytesValue must be base64") from None
 
 
 def _string_value(x: Any, path: str) -> str:
     if not isinstance(x, str):
-        raise _Bad(path, "stringValue must be a string")
+        raise BadSpan(path, "stringValue must be a string")
     return x
 
 
 def _bool_value(x: Any, path: str) -> bool:
     if not isinstance(x, bool):
-        raise _Bad(path, "boolValue must be true or false")
+        raise BadSpan(path, "boolValue must be true or false")
     return x
 
 
@@ -175,12 +165,12 @@ def _attributes(items: Any, path: str) -> dict[str, Any]:
     if items is None:
         return {}
     if not isinstance(items, list):
-        raise _Bad(path, "must be a list of {key, value}")
+        raise BadSpan(path, "must be a list of {key, value}")
     out: dict[str, Any] = {}
     for i, kv in enumerate(items):
         p = f"{path}[{i}]"
         if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
-            raise _Bad(p, "must be {key, value} with a string key")
+            raise BadSpan(p, "must be {key, value} with a string key")
         out[kv["key"]] = _any_value(kv.get("value", {}), f"{p}.value")
     return out
 
@@ -189,32 +179,32 @@ def _status(st: Any, path: str) -> tuple[str, str | None]:
     if st is None:
         return "unset", None
     if not isinstance(st, Mapping):
-        raise _Bad(path, "must be an object")
+        raise BadSpan(path, "must be an object")
     code = st.get("code", 0)
     if isinstance(code, str) and code in _STATUS_NAMES:
         status = _STATUS_NAMES[code]
     elif isinstance(code, int) and not isinstance(code, bool) and code in _STATUS:
         status = _STATUS[code]
     else:
-        raise _Bad(f"{path}.code", "must be 0, 1, 2 or a STATUS_CODE_* name")
+        raise BadSpan(f"{path}.code", "must be 0, 1, 2 or a STATUS_CODE_* name")
     message = st.get("message") or None
     return status, message if isinstance(message, str) else None
 
 
 def _span(s: Any, path: str, resource: Mapping[str, Any]) -> SpanRecord:
     if not isinstance(s, Mapping):
-        raise _Bad(path, "must be an object")
+        raise BadSpan(path, "must be an object")
     name = s.get("name", "")
     if not isinstance(name, str):
-        raise _Bad(f"{path}.name", "must be a string")
+        raise BadSpan(f"{path}.name", "must be a string")
     events = []
     raw_events = s.get("events") or []
     if not isinstance(raw_events, list):
-        raise _Bad(f"{path}.events", "must be a list")
+        raise BadSpan(f"{path}.events", "must be a list")
     for i, e in enumerate(raw_events):
         ep = f"{path}.events[{i}]"
         if not isinstance(e, Mapping):
-            raise _Bad(ep, "must be an object")
+            raise BadSpan(ep, "must be an object")
         ename = e.get("name", "")
         events.append(
             SpanEvent(
@@ -245,19 +235,19 @@ def _span(s: Any, path: str, resource: Mapping[str, Any]) -> SpanRecord:
 
 def _walk_json(doc: Any) -> Iterator[SpanRecord]:
     if not isinstance(doc, Mapping):
-        raise _Bad("", "an OTLP ExportTraceServiceRequest object is expected")
+        raise BadSpan("", "an OTLP ExportTraceServiceRequest object is expected")
     rss = _get(doc, "resourceSpans", "resource_spans")
     if rss is None:
-        raise _Bad("resourceSpans", "missing (not an OTLP trace export)")
+        raise BadSpan("resourceSpans", "missing (not an OTLP trace export)")
     if not isinstance(rss, list):
-        raise _Bad("resourceSpans", "must be a list")
+        raise BadSpan("resourceSpans", "must be a list")
     for i, rs in enumerate(rss):
         rp = f"resourceSpans[{i}]"
         if not isinstance(rs, Mapping):
-            raise _Bad(rp, "must be an object")
+            raise BadSpan(rp, "must be an object")
         res = rs.get("resource") or {}
         if not isinstance(res, Mapping):
-            raise _Bad(f"{rp}.resource", "must be an object")
+            raise BadSpan(f"{rp}.resource", "must be an object")
         resource = _attributes(res.get("attributes"), f"{rp}.resource.attributes")
         scopes = _get(rs, "scopeSpans", "scope_spans")
         key = "scopeSpans"
@@ -265,12 +255,12 @@ def _walk_json(doc: Any) -> Iterator[SpanRecord]:
             scopes = _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")
             key = "instrumentationLibrarySpans"
         if not isinstance(scopes or [], list):
-            raise _Bad(f"{rp}.{key}", "must be a list")
+            raise BadSpan(f"{rp}.{key}", "must be a list")
         for j, ss in enumerate(scopes or []):
             sp = f"{rp}.{key}[{j}]"
             spans = ss.get("spans") if isinstance(ss, Mapping) else None
             if not isinstance(spans or [], list):
-                raise _Bad(f"{sp}.spans", "must be a list")
+                raise BadSpan(f"{sp}.spans", "must be a list")
             for k, s in enumerate(spans or []):
                 yield _span(s, f"{sp}.spans[{k}]", resource)
 
@@ -279,7 +269,7 @@ def decode_json(doc: Any, where: str = "request body") -> list[SpanRecord]:
     """The spans of one parsed OTLP/JSON ``ExportTraceServiceRequest``."""
     try:
         return list(_walk_json(doc))
-    except _Bad as e:
+    except BadSpan as e:
         raise InputError(e.message, file=where, field=e.path or None) from None
 
 
@@ -391,19 +381,3 @@ def decode_body(body: bytes, content_type: str, where: str = "request body") -> 
             raise InputError("not JSON (nested too deeply)", file=where) from None
         return decode_json(doc, where)
     return decode_protobuf(body, where)
-
-
-def read_file(path: str | Path) -> Iterator[SpanRecord]:
-    """Every span of a trace file: OTLP JSON lines (one request per line, as the
-    Collector's file exporter writes), one OTLP JSON document, one serialized protobuf
-    request, or OpenInference span JSON (Phoenix's export: :mod:`agenteval.traces.
-    openinference_json`; JSON lines, a list, or a REST API page).
-
-    The kind is told from the content: text starting with ``{`` or ``[`` is JSON (an
-    object with ``context`` is an OpenInference span), else protobuf. Blank lines are
-    skipped; a bad line raises with its line number. JSON lines are read one line at a
-    time (:mod:`agenteval.traces.tracefile`).
-    """
-    from agenteval.traces.tracefile import read_file as read_streamed
-
-    return read_streamed(path)

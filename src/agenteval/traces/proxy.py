@@ -49,8 +49,8 @@ import aiohttp
 from aiohttp import web
 
 from agenteval._util.secrets import Redactor, redact_url
-from agenteval.agents.base import AgentFailure
 from agenteval.errors import InputError
+from agenteval.llm.recorder import AgentFailure
 from agenteval.traces.proxy_records import ModelCall, trajectory_from_calls
 from agenteval.traces.proxy_wire import ResponseReader, read_request
 from agenteval.traces.records import Trajectory

@@ -2,7 +2,7 @@
 
 ``agenteval run --otlp-receiver HOST:PORT`` (or ``auto``) listens at
 ``http://HOST:PORT/v1/traces`` for the whole run. Each trial's requests carry a fresh
-W3C ``traceparent`` (:mod:`agenteval.traces.propagation`); an agent that continues that
+W3C ``traceparent`` (:mod:`agenteval.llm.propagation`); an agent that continues that
 trace and exports its spans over OTLP/HTTP has them attributed to that trial, and to no
 other. The HTTP contract:
 
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from agenteval.errors import InputError
+from agenteval.llm.propagation import TraceContext
 from agenteval.traces.otlp import decode_body
-from agenteval.traces.propagation import TraceContext
 from agenteval.traces.records import SpanRecord
 
 __all__ = ["OtlpReceiver", "ReceiverStats", "TraceBox", "parse_address"]

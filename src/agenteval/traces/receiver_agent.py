@@ -1,7 +1,7 @@
 """Any agent adapter, with the spans its service exports to the run's OTLP receiver.
 
 :class:`ReceiverAgent` wraps the adapter (``--http-config``, ``--endpoint``, the tool
-loop): per trial it makes a fresh :class:`~agenteval.traces.propagation.TraceContext`,
+loop): per trial it makes a fresh :class:`~agenteval.llm.propagation.TraceContext`,
 which the adapter's HTTP requests carry as ``traceparent``, and asks the
 :class:`~agenteval.traces.receiver.OtlpReceiver` for that trace's spans. When the agent
 has answered, the runner calls :meth:`ReceiverAgent.settle` — outside the trial's timeout
@@ -28,9 +28,9 @@ from typing import Any
 
 from agenteval.agents.base import Agent, AgentOutput, Recorder
 from agenteval.cases.case import Case
+from agenteval.llm.propagation import TraceContext
 from agenteval.traces.mapping import Trajectory, trajectory_from_spans
 from agenteval.traces.merge import Seen, keep_partial, merge
-from agenteval.traces.propagation import TraceContext
 from agenteval.traces.receiver import OtlpReceiver, TraceBox
 from agenteval.traces.records import SpanRecord
 

@@ -61,3 +61,15 @@ class Trajectory:
     def empty(self) -> bool:
         """True when nothing was seen (no call, no usage, no model time)."""
         return not self.tool_calls and not self.usage and self.active_s is None
+
+
+class BadSpan(Exception):
+    """A malformed field of a span in a trace payload: ``path`` (dotted) and what is wrong.
+
+    Raised by every decoder (OTLP JSON and protobuf, OpenInference JSON), so that one
+    handler words the refusal whatever the format."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message

@@ -1,6 +1,6 @@
 """Reading a trace file span by span (:func:`read_file`), in memory bounded by one line.
 
-The kind of file is told from its content, as :func:`agenteval.traces.otlp.read_file`
+The kind of file is told from its content, as :func:`read_file`
 documents: text starting with ``{`` or ``[`` is JSON, anything else one serialized
 protobuf ``ExportTraceServiceRequest``. What has to be in memory at once:
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agenteval.errors import InputError
-from agenteval.traces.records import SpanRecord
+from agenteval.traces.records import BadSpan, SpanRecord
 
 __all__ = ["read_file"]
 
@@ -82,15 +82,15 @@ def _content(line: str) -> str:
 
 
 def _doc_spans(doc: Any, p: Path, line: int | None) -> Iterator[SpanRecord]:
-    from agenteval.traces.openinference_json import BadSpan, is_openinference, spans_of
-    from agenteval.traces.otlp import _Bad, _walk_json
+    from agenteval.traces.openinference_json import is_openinference, spans_of
+    from agenteval.traces.otlp import _walk_json
 
     try:
         if is_openinference(doc):
             yield from spans_of(doc)
         else:
             yield from _walk_json(doc)
-    except (_Bad, BadSpan) as e:
+    except BadSpan as e:
         raise InputError(e.message, file=p, line=line, field=e.path or None) from None
 
 
@@ -166,7 +166,7 @@ def _checked(spans: Iterator[SpanRecord], f: IO[bytes], p: Path) -> Iterator[Spa
 
 def read_file(path: str | Path) -> Iterator[SpanRecord]:
     """Every span of a trace file (module docstring; the formats are those of
-    :func:`agenteval.traces.otlp.read_file`)."""
+    :func:`read_file`)."""
     p = Path(path)
     try:
         f = open(p, "rb")  # noqa: SIM115 - closed below, the generator may stop early

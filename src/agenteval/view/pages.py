@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 
-from agenteval import __version__
+from agenteval._version import __version__
 from agenteval.errors import InputError
 from agenteval.gate.paired import GateResult, compare_runs
 from agenteval.report.html import template_env

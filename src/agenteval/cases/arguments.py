@@ -12,7 +12,7 @@ holding a reference so that an identity is never reused while cached. A definiti
 seen for the first time is looked up by its content (its pickled form: equal bytes mean
 the same values of the same types in the same order), so cases that each carry their own
 copy of the same tools share one checker and compile nothing again. Plain schemas are
-checked by :mod:`agenteval.scorers._fastschema`; ``jsonschema`` handles the rest and
+checked by :mod:`agenteval.cases.fastschema`; ``jsonschema`` handles the rest and
 writes every message.
 
 A checker remembers its last few verdicts by call identity (bounded, holding a reference
@@ -34,8 +34,8 @@ from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-from agenteval.scorers._fastschema import Check, compile_check
-from agenteval.scorers._identity import Identity
+from agenteval._util.identity import Identity
+from agenteval.cases.fastschema import Check, compile_check
 from agenteval.trials.trial import ToolCall, Trial
 
 ToolDefs = Sequence[Mapping[str, Any]]
