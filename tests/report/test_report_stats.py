@@ -251,7 +251,7 @@ def test_flaky_repeats_are_never_narrower_than_independent_trials() -> None:
 def test_summary_interval_with_identical_repeats_equals_one_trial_per_case(
     tmp_path: Path, k: int
 ) -> None:
-    """The summary (report/accumulator.py) clusters by case: repeats never narrow by
+    """The summary (summary/accumulator.py) clusters by case: repeats never narrow by
     themselves."""
     cases = [Case(id=f"c{i}", input="q") for i in range(30)]
 

@@ -143,7 +143,7 @@ class RunWriter:
             self.observer(trial, scores)
 
     def append_line(self, line: str) -> None:
-        """Write one finished trial line (``runtrials.trial_line``, made by a worker) and
+        """Write one finished trial line (``rundir.trials.trial_line``, made by a worker) and
         flush it to the OS. The observer is not told (the caller summarises from the file)."""
         try:
             self._fh.write(line)
