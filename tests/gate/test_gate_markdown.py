@@ -8,7 +8,8 @@ from pathlib import Path
 
 from agenteval.cases.case import Case
 from agenteval.gate.paired import compare_runs
-from agenteval.report.markdown import ZWJ, md, render_gate_markdown, write_markdown
+from agenteval.report.markdown import render_gate_markdown, write_markdown
+from agenteval.report.text import ZWJ, md
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, write_cases
 from agenteval.scoring.score import Score
 from agenteval.trials.trial import Trial

@@ -14,7 +14,8 @@ from test_gate import write_run
 from agenteval.errors import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, EXIT_UNDERPOWERED, InputError
 from agenteval.gate import two_sample
 from agenteval.gate.paired import compare_runs
-from agenteval.report.markdown import ZWJ, render_gate_markdown
+from agenteval.report.markdown import render_gate_markdown
+from agenteval.report.text import ZWJ
 from agenteval.scoring.score import Score
 from agenteval.summary import stats
 from agenteval.trials.trial import Trial
