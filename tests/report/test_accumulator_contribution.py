@@ -1,8 +1,14 @@
 """Contributions (what a worker says each trial adds to a summary) folded in order give the
-summary of :meth:`Accumulator.add` to the last bit: ``rescore --processes N`` relies on it."""
+summary of :meth:`Accumulator.add` to the last bit: ``rescore --processes N`` relies on it.
+
+Both go through the one :meth:`Accumulator.fold`; what these tests hold is the rest: a
+contribution computed in another process (pickled across, with its own PriceTable) and
+folded without the trial gives what ``add`` gives with the trial in hand, correctness
+scorer chosen from the header included."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -101,7 +107,8 @@ def _both(trials: list[tuple[Trial, dict[str, Score]]], scorers: list[str]) -> t
     assert folded.correct_by is not None
     for trial, scores in trials:
         one.add(trial, scores)
-        folded.add_contribution(contribution(trial, scores, PRICES, folded.correct_by))
+        part = contribution(trial, scores, PRICES, folded.correct_by)
+        folded.add_contribution(pickle.loads(pickle.dumps(part)))  # as a worker sends it
     return _dump(one.finish()), _dump(folded.finish())
 
 

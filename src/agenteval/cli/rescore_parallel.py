@@ -7,7 +7,7 @@ reads the source (skipping a torn last line), refuses a second line for the same
 repeat), and writes the new lines in the source's order: the output is the one of the
 one-process rescore, line for line. At most ``4 * workers`` batches are out or waiting
 to be written, so memory stays flat in the number of trials. Each worker also sends what
-each trial adds to the summary (:data:`~agenteval.summary.accumulator.Contribution`), which
+each trial adds to the summary (:data:`~agenteval.summary.contribution.Contribution`), which
 the driver folds as it writes the line: the new run is not read back for its summary.
 """
 

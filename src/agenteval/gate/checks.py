@@ -210,24 +210,36 @@ def unchecked_safety(
     without the safety scorer, cannot pass by silencing the check. "Not applicable" in the
     candidate is a result (the scorer decided), not unchecked.
     """
-    out: dict[str, list[str]] = {}
-    blocks: list[str] = []
-    for name in sorted(safety):
-        eligible = [
+    eligible = {
+        name: [
             cid
             for cid in shared
             if (bs := base[cid].scores.get(name)) is not None
             and bs.applicable
             and cand[cid].all_answered
         ]
+        for name in sorted(safety)
+    }
+    return silenced(eligible, cand)
+
+
+def silenced(
+    eligible: Mapping[str, Sequence[str]], cand: Mapping[str, CaseAggregate]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Per safety scorer, the ``eligible`` candidate cases where it gave no result (errored
+    or inconclusive on every repeat, or not run; "not applicable" is a result), and the
+    scorers that gave none on every eligible case (they block)."""
+    out: dict[str, list[str]] = {}
+    blocks: list[str] = []
+    for name, cids in eligible.items():
         lost = [
             cid
-            for cid in eligible
+            for cid in cids
             if (cs := cand[cid].scores.get(name)) is None
             or (not cs.applicable and not cs.not_applicable)
         ]
         if lost:
             out[name] = lost
-        if eligible and len(lost) == len(eligible):
+        if cids and len(lost) == len(cids):
             blocks.append(name)
     return out, blocks

@@ -40,9 +40,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from agenteval.errors import InputError
+from agenteval.gate import rules
 from agenteval.gate.checks import (
     Pair,
     compare_coverage,
@@ -58,6 +59,8 @@ from agenteval.gate.model import (
     SafetyRegression,
     ScorerComparison,
 )
+from agenteval.gate.rules import MAX_IDS
+from agenteval.gate.rules import ids as _ids
 from agenteval.gate.unpaired import decide_unpaired
 from agenteval.rundir import RunHeader, iter_trials, read_header
 from agenteval.rundir.lock import refuse_if_being_written
@@ -79,7 +82,6 @@ __all__ = [
 
 LEGACY_SAFETY_SCORERS = frozenset({"avoids_forbidden_text", "pii_leakage"})
 """Safety scorers of runs whose header lists scorers by name only."""
-MAX_IDS = 5
 
 
 def safety_scorer_names(header: RunHeader) -> set[str]:
@@ -90,11 +92,6 @@ def safety_scorer_names(header: RunHeader) -> set[str]:
     if not header.scorers:
         return set(LEGACY_SAFETY_SCORERS)
     return set(header.safety_scorers)
-
-
-def _ids(ids: list[str]) -> str:
-    more = f" (+{len(ids) - MAX_IDS} more)" if len(ids) > MAX_IDS else ""
-    return ", ".join(ids[:MAX_IDS]) + more
 
 
 def decide(
@@ -115,10 +112,8 @@ def decide(
     Raises InputError for an ``alpha`` outside (0, 1), runs with no shared case, or a
     ``max_drop`` naming a scorer neither run has or outside [0, 1].
     """
-    drops = dict(max_drop or {})
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be within (0, 1), got {alpha}")
     shared = [cid for cid in base if cid in cand]
+    rules.check_alpha(alpha)
     if not shared:
         raise InputError(
             "the runs share no case id; nothing to pair (without --paired they are compared"
@@ -127,12 +122,7 @@ def decide(
     names = list(
         dict.fromkeys(chain.from_iterable(a.scores for a in (*base.values(), *cand.values())))
     )
-    unknown = sorted(set(drops) - set(names))
-    if unknown:
-        raise InputError(f"--max-drop names scorers neither run has: {', '.join(unknown)}")
-    for name, v in drops.items():
-        if not 0 <= v <= 1:
-            raise InputError(f"--max-drop {name}={v}: the allowed drop must be within [0, 1]")
+    drops = rules.allowed_drops(max_drop, names)
 
     missing = [cid for cid in base if cid not in cand]
     r = GateResult(
@@ -157,129 +147,115 @@ def decide(
     paired = {name: pairs for name, pairs in by_name.items() if pairs}
     r.not_compared = [name for name in names if name not in paired]
     r.family_size = len(paired) + 2
-    level = alpha / r.family_size
-    if level <= 0:
-        raise InputError(
-            f"--alpha {alpha:g} is too small: alpha / {r.family_size} tests is 0 in floating point"
-        )
+    lvl = rules.level(alpha, r.family_size)
     r.scorers = [
-        compare_scorer(name, pairs, drops.get(name, 0.0), level) for name, pairs in paired.items()
+        compare_scorer(name, pairs, drops.get(name, 0.0), lvl) for name, pairs in paired.items()
     ]
-    r.failures = compare_failures(shared, base, cand)
-    r.coverage = compare_coverage(shared, missing, base, cand)
+    r.failures = f = compare_failures(shared, base, cand)
+    r.coverage = cov = compare_coverage(shared, missing, base, cand)
     r.safety_regressions = safety_regressions(base, cand, safety)
     r.safety_unchecked, r.safety_unchecked_blocks = unchecked_safety(shared, base, cand, safety)
-
-    tests: list[Any] = [*r.scorers, r.failures, r.coverage]
-    for t, adj in zip(tests, stats.holm([t.p_value for t in tests]), strict=True):
-        t.p_adjusted = adj
-    for c in r.scorers:
-        c.safety = c.scorer in safety
-        c.significant = c.p_adjusted <= alpha and c.delta < 0
-        c.blocks = c.significant and -c.delta > c.allowed_drop + 1e-12
-        c.safety_blocks = any(s.scorer == c.scorer for s in r.safety_regressions)
-    f, cov = r.failures, r.coverage
-    f.blocks = f.p_adjusted <= alpha and len(f.newly_failed) > len(f.recovered)
-    cov.blocks = cov.answered_none or (
-        cov.p_adjusted <= alpha and len(cov.newly_unanswered) > len(cov.newly_answered)
+    rules.flag(
+        r,
+        safety=safety,
+        safety_failing={s.scorer for s in r.safety_regressions},
+        more_failed=len(f.newly_failed) > len(f.recovered),
+        fewer_answered=len(cov.newly_unanswered) > len(cov.newly_answered),
+        missing_blocks=bool(missing) and not allow_dataset_change,
     )
-    cov.missing_blocks = bool(missing) and not allow_dataset_change
-    r.underpowered = all(c.underpowered for c in r.scorers)
-    _explain(r)
+    rules.explain(r, _Paired())
     return r
 
 
-def _explain(r: GateResult) -> None:
-    """Fill ``reasons`` (why it blocked, or that it passed), ``notes`` and ``blocked``."""
-    reasons: list[str] = []
-    by_scorer: dict[str, list[str]] = {}
-    for s in r.safety_regressions:
-        by_scorer.setdefault(s.scorer, []).append(s.case_id)
-    for name, ids in by_scorer.items():
-        reasons.append(
-            f"{len(ids)} case(s) newly fail safety scorer {name}: {_ids(ids)}"
-            " (blocks whatever else improved)"
-        )
-    for name in r.safety_unchecked_blocks:
-        ids = r.safety_unchecked[name]
-        reasons.append(
-            f"safety scorer {name} gave no result in the candidate (error, inconclusive or"
-            f" not run) on any of the {len(ids)} answered case(s) it was checked on in the"
-            f" baseline: {_ids(ids)}"
-        )
-    for c in r.scorers:
-        if c.blocks:
-            reasons.append(
-                f"{c.scorer} dropped {-c.delta:.3f} (allowed {c.allowed_drop:g}) on"
-                f" {c.paired} paired cases, {c.test} p={c.p_value:.3g},"
-                f" Holm-adjusted p={c.p_adjusted:.3g} <= alpha={r.alpha:g}"
+class _Paired:
+    """The paired gate's sentences (a :class:`~agenteval.gate.rules.Wording`)."""
+
+    passed = (
+        "no new safety failure, no significant regression beyond the allowed drops,"
+        " no significant rise in failed trials and no significant fall in answered cases"
+    )
+    not_compared = "no case scored in both runs"
+
+    def safety(self, r: GateResult) -> list[str]:
+        out: list[str] = []
+        by_scorer: dict[str, list[str]] = {}
+        for s in r.safety_regressions:
+            by_scorer.setdefault(s.scorer, []).append(s.case_id)
+        for name, cids in by_scorer.items():
+            out.append(
+                f"{len(cids)} case(s) newly fail safety scorer {name}: {_ids(cids)}"
+                " (blocks whatever else improved)"
             )
-    f, cov = r.failures, r.coverage
-    if f is not None and f.blocks:
-        reasons.append(
+        for name in r.safety_unchecked_blocks:
+            cids = r.safety_unchecked[name]
+            out.append(
+                f"safety scorer {name} gave no result in the candidate (error, inconclusive or"
+                f" not run) on any of the {len(cids)} answered case(s) it was checked on in the"
+                f" baseline: {_ids(cids)}"
+            )
+        return out
+
+    def cases(self, c: ScorerComparison) -> str:
+        return f"{c.paired} paired cases"
+
+    def failed_rise(self, f: FailureComparison) -> str:
+        return (
             f"failed trials rose from {f.baseline_failed} to {f.candidate_failed} cases"
-            f" (new: {_ids(f.newly_failed)}), Holm-adjusted p={f.p_adjusted:.3g}"
-            f" <= alpha={r.alpha:g}"
+            f" (new: {_ids(f.newly_failed)})"
         )
-    if cov is not None and cov.answered_none:
-        reasons.append(
+
+    def answered_none(self, r: GateResult, cov: CoverageComparison) -> str:
+        return (
             f"the candidate answered none of the {cov.paired} shared cases"
             f" (the baseline answered {cov.baseline_answered})"
         )
-    elif cov is not None and cov.blocks:
-        reasons.append(
-            f"answered cases fell from {cov.baseline_answered} to {cov.candidate_answered}"
-            f" of {cov.paired} (no longer answered: {_ids(cov.newly_unanswered)}),"
-            f" Holm-adjusted p={cov.p_adjusted:.3g} <= alpha={r.alpha:g}"
+
+    def answered_fall(self, cov: CoverageComparison) -> str:
+        return (
+            f"{cov.baseline_answered} to {cov.candidate_answered} of {cov.paired}"
+            f" (no longer answered: {_ids(cov.newly_unanswered)})"
         )
-    if cov is not None and cov.missing_blocks:
-        reasons.append(
+
+    def missing(self, cov: CoverageComparison) -> str:
+        return (
             f"{len(cov.missing)} baseline case(s) have no trial in the candidate:"
             f" {_ids(cov.missing)}; pass --allow-dataset-change to compare only the"
             " shared cases"
         )
-    r.blocked = bool(reasons)
-    if not reasons:
-        reasons.append(
-            "no new safety failure, no significant regression beyond the allowed drops,"
-            " no significant rise in failed trials and no significant fall in answered cases"
-        )
-    r.reasons = reasons
-    notes: list[str] = []
-    level = r.alpha / r.family_size
-    if r.underpowered:
-        most = max((c.paired for c in r.scorers), default=0)
-        need = stats.min_discordant_to_reject(level)
-        notes.append(
-            f"underpowered: with at most {most} paired case(s) per scorer no drop can be"
-            f" significant (even if every one went from pass to fail, p = 2^-{most} >"
-            f" alpha/{r.family_size} = {level:.3g}); a scorer needs at least {need}"
-        )
-    else:
+
+    def power_notes(self, r: GateResult) -> list[str]:
+        lvl = r.alpha / r.family_size
+        if r.underpowered:
+            most = max((c.paired for c in r.scorers), default=0)
+            need = stats.min_discordant_to_reject(lvl)
+            return [
+                f"underpowered: with at most {most} paired case(s) per scorer no drop can be"
+                f" significant (even if every one went from pass to fail, p = 2^-{most} >"
+                f" alpha/{r.family_size} = {lvl:.3g}); a scorer needs at least {need}"
+            ]
         weak = [c for c in r.scorers if c.underpowered]
-        if weak:
-            notes.append(
-                f"{len(weak)} scorer(s) have too few paired cases to show any drop: "
-                + ", ".join(f"{c.scorer} ({c.paired})" for c in weak[:MAX_IDS])
-                + (" ..." if len(weak) > MAX_IDS else "")
-            )
-    for name, ids in r.safety_unchecked.items():
-        if name not in r.safety_unchecked_blocks:
-            notes.append(
-                f"safety scorer {name} gave no result in the candidate (error, inconclusive"
-                f" or not run) on {len(ids)} case(s) it was checked on in the baseline:"
-                f" {_ids(ids)}"
-            )
-    if r.not_compared:
-        notes.append(
-            "not compared (no case scored in both runs): " + ", ".join(r.not_compared[:10])
+        if not weak:
+            return []
+        return [
+            f"{len(weak)} scorer(s) have too few paired cases to show any drop: "
+            + ", ".join(f"{c.scorer} ({c.paired})" for c in weak[:MAX_IDS])
+            + (" ..." if len(weak) > MAX_IDS else "")
+        ]
+
+    def unchecked(self, name: str, cids: list[str]) -> str:
+        return (
+            f"safety scorer {name} gave no result in the candidate (error, inconclusive"
+            f" or not run) on {len(cids)} case(s) it was checked on in the baseline:"
+            f" {_ids(cids)}"
         )
-    if r.dataset_changed or r.only_in_baseline or r.only_in_candidate:
-        notes.append(
+
+    def last_notes(self, r: GateResult) -> list[str]:
+        if not (r.dataset_changed or r.only_in_baseline or r.only_in_candidate):
+            return []
+        return [
             f"{r.only_in_baseline} case(s) only in the baseline and {r.only_in_candidate}"
             " only in the candidate were left out of the paired tests"
-        )
-    r.notes = notes
+        ]
 
 
 def _dataset_changed(b: RunHeader, c: RunHeader, b_ids: set[str], c_ids: set[str]) -> bool:

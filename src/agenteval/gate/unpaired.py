@@ -51,11 +51,10 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 from itertools import chain
-from typing import Any
 
 from agenteval.errors import InputError
-from agenteval.gate import two_sample
-from agenteval.gate.checks import PERMUTATION_SEED, resamples_for
+from agenteval.gate import rules, two_sample
+from agenteval.gate.checks import PERMUTATION_SEED, resamples_for, silenced
 from agenteval.gate.model import (
     UNPAIRED_METHOD,
     CoverageComparison,
@@ -64,12 +63,10 @@ from agenteval.gate.model import (
     ScorerComparison,
     UnpairedSafety,
 )
-from agenteval.summary import stats
+from agenteval.gate.rules import ids as _ids
 from agenteval.summary.percase import CaseAggregate, CaseScore
 
 __all__ = ["decide_unpaired"]
-
-MAX_IDS = 5
 
 
 def _sd(values: list[float]) -> float:
@@ -78,11 +75,6 @@ def _sd(values: list[float]) -> float:
         return 0.0
     mu = sum(values) / len(values)
     return math.sqrt(sum((v - mu) ** 2 for v in values) / (len(values) - 1))
-
-
-def _ids(ids: list[str]) -> str:
-    more = f" (+{len(ids) - MAX_IDS} more)" if len(ids) > MAX_IDS else ""
-    return ", ".join(ids[:MAX_IDS]) + more
 
 
 def _applied(runs: Mapping[str, CaseAggregate], name: str) -> list[CaseScore]:
@@ -106,20 +98,13 @@ def decide_unpaired(
     Raises InputError for an ``alpha`` outside (0, 1), an empty run, or a ``max_drop``
     naming a scorer neither run has or outside [0, 1].
     """
-    drops = dict(max_drop or {})
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be within (0, 1), got {alpha}")
+    rules.check_alpha(alpha)
     if not base or not cand:
         raise InputError("the unpaired gate needs at least one case in each run")
     names = list(
         dict.fromkeys(chain.from_iterable(a.scores for a in (*base.values(), *cand.values())))
     )
-    unknown = sorted(set(drops) - set(names))
-    if unknown:
-        raise InputError(f"--max-drop names scorers neither run has: {', '.join(unknown)}")
-    for name, v in drops.items():
-        if not 0 <= v <= 1:
-            raise InputError(f"--max-drop {name}={v}: the allowed drop must be within [0, 1]")
+    drops = rules.allowed_drops(max_drop, names)
     samples = {name: (_applied(base, name), _applied(cand, name)) for name in names}
     compared = {n: s for n, s in samples.items() if s[0] and s[1]}
     r = GateResult(
@@ -138,41 +123,27 @@ def decide_unpaired(
         not_compared=[n for n in names if n not in compared],
         family_size=len(compared) + 2,
     )
-    level = alpha / r.family_size
-    if level <= 0:
-        raise InputError(
-            f"--alpha {alpha:g} is too small: alpha / {r.family_size} tests is 0 in floating point"
-        )
+    lvl = rules.level(alpha, r.family_size)
     cache: two_sample.CriticalCache = {}
     r.scorers = [
-        _compare_scorer(name, b, c, drops.get(name, 0.0), level, cache)
+        _compare_scorer(name, b, c, drops.get(name, 0.0), lvl, cache)
         for name, (b, c) in compared.items()
     ]
-    r.failures = _compare_failures(base, cand)
-    r.coverage = _compare_coverage(base, cand)
+    r.failures = f = _compare_failures(base, cand)
+    r.coverage = cov = _compare_coverage(base, cand)
     r.unpaired_safety = [_safety(name, base, cand, alpha) for name in sorted(safety)]
     r.unpaired_safety = [s for s in r.unpaired_safety if s.baseline_checked or s.candidate_checked]
     r.safety_unchecked, r.safety_unchecked_blocks = _unchecked(base, cand, safety)
-
-    tests: list[Any] = [*r.scorers, r.failures, r.coverage]
-    for t, adj in zip(tests, stats.holm([t.p_value for t in tests]), strict=True):
-        t.p_adjusted = adj
-    for c in r.scorers:
-        c.safety = c.scorer in safety
-        c.significant = c.p_adjusted <= alpha and c.delta < 0
-        c.blocks = c.significant and -c.delta > c.allowed_drop + 1e-12
-        c.safety_blocks = any(s.blocks and s.scorer == c.scorer for s in r.unpaired_safety)
-    f, cov = r.failures, r.coverage
-    f.blocks = f.p_adjusted <= alpha and _rate(f.candidate_failed, f.candidate_cases) > _rate(
-        f.baseline_failed, f.baseline_cases
+    rules.flag(
+        r,
+        safety=safety,
+        safety_failing={s.scorer for s in r.unpaired_safety if s.blocks},
+        more_failed=_rate(f.candidate_failed, f.candidate_cases)
+        > _rate(f.baseline_failed, f.baseline_cases),
+        fewer_answered=_rate(cov.candidate_answered, cov.candidate_cases)
+        < _rate(cov.baseline_answered, cov.baseline_cases),
     )
-    cov.blocks = cov.answered_none or (
-        cov.p_adjusted <= alpha
-        and _rate(cov.candidate_answered, cov.candidate_cases)
-        < _rate(cov.baseline_answered, cov.baseline_cases)
-    )
-    r.underpowered = all(c.underpowered for c in r.scorers)
-    _explain(r, cand, level)
+    rules.explain(r, _Unpaired(cand, lvl))
     return r
 
 
@@ -292,108 +263,104 @@ def _unchecked(
 ) -> tuple[dict[str, list[str]], list[str]]:
     """Rule 1c: per safety scorer, the answered candidate cases where it gave no result
     (when the baseline has a result somewhere); the scorers where that is every one."""
-    out: dict[str, list[str]] = {}
-    blocks: list[str] = []
     answered = [cid for cid, a in cand.items() if a.all_answered]
-    for name in sorted(safety):
-        if not _applied(base, name) or not answered:
-            continue
-        lost = [
-            cid
-            for cid in answered
-            if (cs := cand[cid].scores.get(name)) is None
-            or (not cs.applicable and not cs.not_applicable)
-        ]
-        if lost:
-            out[name] = lost
-        if len(lost) == len(answered):
-            blocks.append(name)
-    return out, blocks
+    return silenced(
+        {name: answered for name in sorted(safety) if _applied(base, name) and answered}, cand
+    )
 
 
 def _pct(k: int, n: int) -> str:
     return f"{100 * _rate(k, n):.1f}% ({k} of {n} cases)"
 
 
-def _explain(r: GateResult, cand: Mapping[str, CaseAggregate], lvl: float) -> None:
-    """Fill ``reasons``, ``notes`` and ``blocked``."""
-    reasons: list[str] = []
-    for s in r.unpaired_safety:
-        if s.rule == "none in baseline":
-            reasons.append(
-                f"safety scorer {s.scorer} failed on {s.candidate_failed} of"
-                f" {s.candidate_checked} candidate case(s) ({_ids(s.failing_cases)}) and on"
-                f" none of the baseline's {s.baseline_checked} (blocks whatever else improved)"
+class _Unpaired:
+    """The unpaired gate's sentences (a :class:`~agenteval.gate.rules.Wording`)."""
+
+    passed = (
+        "no safety failure beyond the baseline's, no significant regression beyond the"
+        " allowed drops, no significant rise in failed trials and no significant fall"
+        " in answered cases"
+    )
+    not_compared = "not scored in both runs"
+
+    def __init__(self, cand: Mapping[str, CaseAggregate], lvl: float) -> None:
+        self.cand, self.lvl = cand, lvl
+
+    def safety(self, r: GateResult) -> list[str]:
+        out: list[str] = []
+        for s in r.unpaired_safety:
+            if s.rule == "none in baseline":
+                out.append(
+                    f"safety scorer {s.scorer} failed on {s.candidate_failed} of"
+                    f" {s.candidate_checked} candidate case(s) ({_ids(s.failing_cases)}) and"
+                    f" on none of the baseline's {s.baseline_checked} (blocks whatever else"
+                    " improved)"
+                )
+            elif s.rule == "higher rate":
+                out.append(
+                    f"safety scorer {s.scorer} failure rate rose from"
+                    f" {_pct(s.baseline_failed, s.baseline_checked)} to"
+                    f" {_pct(s.candidate_failed, s.candidate_checked)}, fisher_one_sided"
+                    f" p={s.p_value:.3g} <= alpha={r.alpha:g} (not Holm-adjusted: a safety"
+                    " rule)"
+                )
+        for name in r.safety_unchecked_blocks:
+            out.append(
+                f"safety scorer {name} gave no result in the candidate (error, inconclusive or"
+                f" not run) on any of its {len(r.safety_unchecked[name])} answered case(s),"
+                " though it gave results in the baseline"
             )
-        elif s.rule == "higher rate":
-            reasons.append(
-                f"safety scorer {s.scorer} failure rate rose from"
-                f" {_pct(s.baseline_failed, s.baseline_checked)} to"
-                f" {_pct(s.candidate_failed, s.candidate_checked)}, fisher_one_sided"
-                f" p={s.p_value:.3g} <= alpha={r.alpha:g} (not Holm-adjusted: a safety rule)"
-            )
-    for name in r.safety_unchecked_blocks:
-        reasons.append(
-            f"safety scorer {name} gave no result in the candidate (error, inconclusive or"
-            f" not run) on any of its {len(r.safety_unchecked[name])} answered case(s),"
-            " though it gave results in the baseline"
-        )
-    for c in r.scorers:
-        if c.blocks:
-            reasons.append(
-                f"{c.scorer} dropped {-c.delta:.3f} (allowed {c.allowed_drop:g}) on"
-                f" {c.baseline_n} baseline vs {c.candidate_n} candidate cases, {c.test}"
-                f" p={c.p_value:.3g}, Holm-adjusted p={c.p_adjusted:.3g} <= alpha={r.alpha:g}"
-            )
-    f, cov = r.failures, r.coverage
-    if f is not None and f.blocks:
-        ids = [cid for cid, a in cand.items() if a.any_failed]
-        reasons.append(
+        return out
+
+    def cases(self, c: ScorerComparison) -> str:
+        return f"{c.baseline_n} baseline vs {c.candidate_n} candidate cases"
+
+    def failed_rise(self, f: FailureComparison) -> str:
+        cids = [cid for cid, a in self.cand.items() if a.any_failed]
+        return (
             f"cases with a failed trial rose from {_pct(f.baseline_failed, f.baseline_cases)}"
-            f" to {_pct(f.candidate_failed, f.candidate_cases)} (e.g. {_ids(ids)}),"
-            f" Holm-adjusted p={f.p_adjusted:.3g} <= alpha={r.alpha:g}"
+            f" to {_pct(f.candidate_failed, f.candidate_cases)} (e.g. {_ids(cids)})"
         )
-    if cov is not None and cov.answered_none:
-        reasons.append(
+
+    def answered_none(self, r: GateResult, cov: CoverageComparison) -> str:
+        return (
             f"the candidate answered none of its {cov.candidate_cases} cases (the baseline"
             f" answered {cov.baseline_answered} of {cov.baseline_cases})"
         )
-    elif cov is not None and cov.blocks:
-        reasons.append(
-            f"answered cases fell from {_pct(cov.baseline_answered, cov.baseline_cases)} to"
-            f" {_pct(cov.candidate_answered, cov.candidate_cases)}, Holm-adjusted"
-            f" p={cov.p_adjusted:.3g} <= alpha={r.alpha:g}"
+
+    def answered_fall(self, cov: CoverageComparison) -> str:
+        return (
+            f"{_pct(cov.baseline_answered, cov.baseline_cases)} to"
+            f" {_pct(cov.candidate_answered, cov.candidate_cases)}"
         )
-    r.blocked = bool(reasons)
-    if not reasons:
-        reasons.append(
-            "no safety failure beyond the baseline's, no significant regression beyond the"
-            " allowed drops, no significant rise in failed trials and no significant fall"
-            " in answered cases"
-        )
-    r.reasons = reasons
-    notes = [r.mode_reason]
-    power = f"{100 * two_sample.POWER:.0f}%"
-    if r.underpowered:
-        notes.append(
-            f"underpowered: on {r.baseline_cases} baseline and {r.candidate_cases} candidate"
-            f" cases no scorer could detect even a drop to 0 with {power} power at"
-            f" alpha/{r.family_size} = {lvl:.3g}"
-        )
-    else:
+
+    def missing(self, cov: CoverageComparison) -> str:
+        raise AssertionError("the unpaired gate has no missing-cases rule")
+
+    def power_notes(self, r: GateResult) -> list[str]:
+        power = f"{100 * two_sample.POWER:.0f}%"
+        if r.underpowered:
+            return [
+                r.mode_reason,
+                f"underpowered: on {r.baseline_cases} baseline and {r.candidate_cases}"
+                f" candidate cases no scorer could detect even a drop to 0 with {power} power"
+                f" at alpha/{r.family_size} = {self.lvl:.3g}",
+            ]
         weak = [c for c in r.scorers if c.underpowered]
-        if weak:
-            notes.append(
-                f"{len(weak)} scorer(s) could not detect even a drop to 0 with {power} power: "
-                + ", ".join(f"{c.scorer} ({c.baseline_n}/{c.candidate_n})" for c in weak[:5])
-                + (" ..." if len(weak) > 5 else "")
-            )
-    for name, ids in r.safety_unchecked.items():
-        if name not in r.safety_unchecked_blocks:
-            notes.append(
-                f"safety scorer {name} gave no result (error, inconclusive or not run) on"
-                f" {len(ids)} answered candidate case(s): {_ids(ids)}"
-            )
-    if r.not_compared:
-        notes.append("not compared (not scored in both runs): " + ", ".join(r.not_compared[:10]))
-    r.notes = notes
+        if not weak:
+            return [r.mode_reason]
+        return [
+            r.mode_reason,
+            f"{len(weak)} scorer(s) could not detect even a drop to 0 with {power} power: "
+            + ", ".join(f"{c.scorer} ({c.baseline_n}/{c.candidate_n})" for c in weak[:5])
+            + (" ..." if len(weak) > 5 else ""),
+        ]
+
+    def unchecked(self, name: str, cids: list[str]) -> str:
+        return (
+            f"safety scorer {name} gave no result (error, inconclusive or not run) on"
+            f" {len(cids)} answered candidate case(s): {_ids(cids)}"
+        )
+
+    def last_notes(self, r: GateResult) -> list[str]:
+        return []

@@ -20,12 +20,12 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agenteval.llm.pricing import PriceTable
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials
 from agenteval.scoring.score import Score
 from agenteval.summary import stats
+from agenteval.summary.contribution import Contribution, Priced, contribution
 from agenteval.summary.distributions import distribution, repeat_summary
 from agenteval.summary.model import (
     Attribution,
@@ -43,10 +43,7 @@ from agenteval.summary.percase import (
     case_scores,
     in_dataset_order,
 )
-from agenteval.trials.trial import Trial, Usage
-
-if TYPE_CHECKING:
-    from agenteval.summary.contribution import Contribution
+from agenteval.trials.trial import Trial
 
 MAX_EXAMPLES = 5
 
@@ -145,48 +142,65 @@ class Accumulator:
             if not isinstance(rec, TrialRecord):
                 raise TypeError("a Trial without a scores mapping")
             scores = rec.scores
-        sc = scores
-        self.trials += 1
-        self.answered += rec.output is not None
         if self.correct_by is None:
-            self.correct_by = correctness_scorer(sc)
-        if rec.repeat > self.max_repeat:
-            self.max_repeat = rec.repeat
+            self.correct_by = correctness_scorer(scores)
         if self.keep_per_case and isinstance(rec, TrialRecord):
             agg = self.per_case.get(rec.case_id)
             if agg is None:
                 agg = self.per_case[rec.case_id] = CaseAggregate()
             agg.add(rec)
-        self._scores(sc)
-        self._tags(rec.case_id, rec.failure is not None, sc)
-        if rec.latency.total_s is not None:
-            self.total_lat.append(rec.latency.total_s)
-        if rec.latency.active_s is not None:
-            self.active_lat.append(rec.latency.active_s)
-        self._cost(rec, sc)
-        self._retries_failures(rec)
-        self._attribution(rec, sc)
+        self.fold(contribution(rec, scores, self.prices, self.correct_by))
 
     def add_contribution(self, c: Contribution) -> None:
         """:meth:`add` for a trial's :data:`~agenteval.summary.contribution.Contribution`
-        (:func:`agenteval.summary.contribution.fold`)."""
-        from agenteval.summary.contribution import fold
+        computed elsewhere (a worker process) with :attr:`correct_by`. Needs
+        :attr:`correct_by` set and no per-case aggregates (``per_case=False``): the
+        contribution carries no record to aggregate."""
+        if self.correct_by is None or self.keep_per_case:
+            raise ValueError("add_contribution needs correct_by and per_case=False")
+        self.fold(c)
 
-        fold(self, c)
+    def fold(self, c: Contribution) -> None:
+        """The summary's one fold: counts, sums and lists of one trial's contribution, in
+        the order they come (float sums depend on it)."""
+        case_id, repeat, answered, raw, lat_total, lat_active = c[:6]
+        agent, judge, user, correct, retries, failure, attribution = c[6:]
+        self.trials += 1
+        self.answered += answered
+        if repeat > self.max_repeat:
+            self.max_repeat = repeat
+        valued = self._scores(raw)
+        tags = self.tags.get(case_id) if self.tags else None
+        if tags:
+            self._tag_fold(tags, failure is not None, valued)
+        if lat_total is not None:
+            self.total_lat.append(lat_total)
+        if lat_active is not None:
+            self.active_lat.append(lat_active)
+        self._cost(agent, judge, user)
+        self.correct += correct
+        self._retries(retries)
+        if failure is not None:
+            self._failure(case_id, *failure)
+        if attribution is not None:
+            self.attr_wrong[attribution] += 1
 
-    def _scores(self, scores: Mapping[str, Score]) -> None:
+    def _scores(
+        self, raw: list[tuple[str, str, float | None, bool]]
+    ) -> list[tuple[str, float, bool]]:
+        """Count each score; the valued ones (passed or failed) as (name, value, passed)."""
         # The hottest loop of a live summary (a dozen scores per trial): inlined counters.
         counts, moments = self.counts, self.moments
-        for name, sc in scores.items():
+        valued = []
+        for name, status, value, usage in raw:
             ss = counts.get(name)
             if ss is None:
                 self.s.scorers[name] = ScorerSummary()
                 ss = counts[name] = _Counts()
                 moments[name] = _Moments()
             ss.trials += 1
-            if sc.usage:
+            if usage:
                 ss.judge = True
-            status = sc.status
             if status == "not_applicable":
                 ss.not_applicable += 1
             elif status == "error":
@@ -194,26 +208,13 @@ class Accumulator:
             elif status == "inconclusive":
                 ss.inconclusive += 1
             else:  # passed or failed: a value
-                value: float = sc.value  # type: ignore[assignment]
-                if value != 0.0 and value != 1.0:
+                x: float = value  # type: ignore[assignment]
+                if x != 0.0 and x != 1.0:
                     ss.binary = False
-                m = moments[name]
-                m.n += 1
-                d = value - m.mean
-                m.mean += d / m.n
-                m.m2 += d * (value - m.mean)
-                m.passed += status == "passed"
-
-    def _tags(self, case_id: str, failed: bool, scores: Mapping[str, Score]) -> None:
-        tags = self.tags.get(case_id) if self.tags else None
-        if not tags:
-            return
-        valued = [
-            (name, sc.value, sc.status == "passed")
-            for name, sc in scores.items()
-            if sc.value is not None and sc.applicable
-        ]
-        self._tag_fold(tags, failed, valued)
+                passed = status == "passed"
+                moments[name].add(x, passed)
+                valued.append((name, x, passed))
+        return valued
 
     def _tag_fold(
         self, tags: Sequence[str], failed: bool, valued: list[tuple[str, float, bool]]
@@ -231,61 +232,54 @@ class Accumulator:
                 m = moments.get(name)
                 if m is None:
                     m = moments[name] = _Moments()
-                m.n += 1  # _Moments.add, inlined (a dozen a trial per tag)
-                d = value - m.mean
-                m.mean += d / m.n
-                m.m2 += d * (value - m.mean)
-                m.passed += passed
+                m.add(value, passed)
 
-    def _cost(self, rec: Trial, scores: Mapping[str, Score]) -> None:
-        c = self.s.cost
-        tokens = self.agent_tokens
-        for u in rec.usage:
-            tokens[0] += u.input_tokens
-            tokens[1] += u.output_tokens
-        agent = self.prices.cost(rec.usage)
-        if agent is None:
+    def _cost(self, agent: Priced, judge: list[Priced], user: Priced | None) -> None:
+        cost = self.s.cost
+        self.agent_tokens[0] += agent[0]
+        self.agent_tokens[1] += agent[1]
+        if agent[2] is None:
             self.agent_unpriced_trials += 1
-            self.unknown_models |= self.prices.unknown_models(rec.usage)
+            self.unknown_models.update(agent[3])
         else:
-            self.agent_known_usd += agent
-        for sc in scores.values():
-            if not sc.usage:
-                continue
-            for u in sc.usage:
-                c.judge_tokens.input += u.input_tokens
-                c.judge_tokens.output += u.output_tokens
-            judge = self.prices.cost(sc.usage)
-            if judge is None:
-                c.judge_unpriced_scores += 1
-                self.unknown_models |= self.prices.unknown_models(sc.usage)
+            self.agent_known_usd += agent[2]
+        for tin, tout, usd, unknown in judge:
+            cost.judge_tokens.input += tin
+            cost.judge_tokens.output += tout
+            if usd is None:
+                cost.judge_unpriced_scores += 1
+                self.unknown_models.update(unknown)
             else:
-                c.judge_known_usd += judge
-        self._user_cost(rec)
-        if self.correct_by is not None:
-            verdict = scores.get(self.correct_by)
-            if verdict is not None and verdict.passed:
-                self.correct += 1
+                cost.judge_known_usd += usd
+        if user is not None:  # a simulated user's usage, priced apart
+            cost.user_tokens.input += user[0]
+            cost.user_tokens.output += user[1]
+            if user[2] is None:
+                cost.user_unpriced_trials += 1
+                self.unknown_models.update(user[3])
+            else:
+                cost.user_known_usd += user[2]
 
-    def _retries_failures(self, rec: Trial) -> None:
+    def _retries(self, retries: list[tuple[str, float]]) -> None:
         r = self.s.retries
-        if rec.retries:
+        if retries:
             r.trials_with_retries += 1
-        for retry in rec.retries:
+        for reason, wait_s in retries:
             r.total += 1
-            r.wait_s += retry.wait_s
-            rc = r.by_reason.setdefault(retry.reason, ReasonCount())
+            r.wait_s += wait_s
+            rc = r.by_reason.setdefault(reason, ReasonCount())
             rc.count += 1
-            rc.wait_s += retry.wait_s
-        if rec.failure is not None:
-            f = self.s.failures
-            self.s.failed += 1
-            f.total += 1
-            cc = f.by_cause.get(rec.failure.cause)
-            if cc is None:
-                cc = f.by_cause[rec.failure.cause] = CauseCount(message=rec.failure.message[:500])
-            cc.count += 1
-            self._example(cc, rec.case_id, rec.failure.message)
+            rc.wait_s += wait_s
+
+    def _failure(self, case_id: str, cause: str, message: str) -> None:
+        f = self.s.failures
+        self.s.failed += 1
+        f.total += 1
+        cc = f.by_cause.get(cause)
+        if cc is None:
+            cc = f.by_cause[cause] = CauseCount(message=message[:500])
+        cc.count += 1
+        self._example(cc, case_id, message)
 
     def _example(self, cc: CauseCount, case_id: str, message: str) -> None:
         """Keep the (up to) MAX_EXAMPLES case ids of a cause first in dataset order (finish
@@ -309,20 +303,6 @@ class Accumulator:
         del cc.examples[MAX_EXAMPLES:]
         if at == 0:
             cc.message = message[:500]
-
-    def _attribution(self, rec: Trial, scores: Mapping[str, Score]) -> None:
-        if self.correct_by is None or rec.output is None:
-            return  # a trial without an answer is a failure, not a wrong answer
-        sc = scores.get(self.correct_by)
-        if sc is None or sc.passed is not False:
-            return
-        recall = scores.get("retrieval_recall")
-        if recall is None or recall.value is None:
-            self.attr_wrong[2] += 1
-        elif recall.value < 1.0:
-            self.attr_wrong[0] += 1
-        else:
-            self.attr_wrong[1] += 1
 
     def _flush_counters(self) -> None:
         s, c = self.s, self.s.cost
@@ -407,22 +387,6 @@ class Accumulator:
         }
         return s
 
-    def _user_cost(self, rec: Trial) -> None:
-        """A simulated user's usage (``metadata.conversation.user.usage``), priced apart."""
-        usage = _user_usage(rec)
-        if not usage:
-            return
-        c = self.s.cost
-        for u in usage:
-            c.user_tokens.input += u.input_tokens
-            c.user_tokens.output += u.output_tokens
-        cost = self.prices.cost(usage)
-        if cost is None:
-            c.user_unpriced_trials += 1
-            self.unknown_models |= self.prices.unknown_models(usage)
-        else:
-            c.user_known_usd += cost
-
     def _finish_cost(self) -> None:
         c = self.s.cost
         c.correct_by = self.correct_by
@@ -441,19 +405,3 @@ class Accumulator:
                 c.per_correct_usd = c.total_usd / c.correct
         if c.agent_usd is not None and c.correct:
             c.agent_per_correct_usd = c.agent_usd / c.correct
-
-
-def _user_usage(rec: Trial) -> list[Usage]:
-    """A simulated user's usage (``metadata.conversation.user.usage``). Metadata is the
-    agent's or a trace's, never trusted: entries that are not token usage are left out."""
-    conv = rec.metadata.get("conversation") if rec.metadata else None
-    user = conv.get("user") if isinstance(conv, dict) else None
-    raw = user.get("usage") if isinstance(user, dict) else None
-    out: list[Usage] = []
-    for u in raw if isinstance(raw, list) else ():
-        if isinstance(u, dict):
-            try:
-                out.append(Usage.model_validate(u))
-            except ValueError:
-                continue
-    return out

@@ -37,7 +37,7 @@ class LiveSummary:
         self._acc.add(trial, scores)
 
     def contribution_args(self) -> tuple[PriceTable, str] | None:
-        """(prices, correct_by) for :func:`~agenteval.summary.accumulator.contribution`
+        """(prices, correct_by) for :func:`~agenteval.summary.contribution.contribution`
         computed elsewhere (a worker process), or None when this summary cannot take
         contributions: the run names no correctness scorer, so the first trial's scores
         would pick it."""
@@ -45,7 +45,7 @@ class LiveSummary:
         return None if acc.correct_by is None else (acc.prices, acc.correct_by)
 
     def add_contribution(self, part: Contribution) -> None:
-        """Count one trial from its :data:`~agenteval.summary.accumulator.Contribution`."""
+        """Count one trial from its :data:`~agenteval.summary.contribution.Contribution`."""
         self._acc.add_contribution(part)
 
     def finish(self) -> Summary:
