@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -53,6 +54,16 @@ def write_run(
         for trial, scores in trials:
             w.append(trial, scores)
     return run_dir
+
+
+def run_cli(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
+    """The real ``agenteval`` command in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 class McpClient:
@@ -100,9 +111,11 @@ def mcp_server(runs: Path, *extra: str, cwd: Path | None = None) -> Iterator[Mcp
         env=dict(os.environ),
         cwd=str(cwd) if cwd is not None else None,
     )
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(stdio_client(params)) as (read, write):
-            session = ClientSession(read, write)
-            with portal.wrap_async_context_manager(session):
-                portal.call(session.initialize)
-                yield McpClient(portal, session)
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(stdio_client(params)) as (read, write),
+    ):
+        session = ClientSession(read, write)
+        with portal.wrap_async_context_manager(session):
+            portal.call(session.initialize)
+            yield McpClient(portal, session)

@@ -7,8 +7,8 @@ every run, so a run started after editing the agent runs the edited code, and wh
 agent prints or however it crashes, the server keeps answering. Its output goes to a
 temporary log; the last line of it is the error reported when the run fails.
 
-Jobs still running when the server stops get SIGTERM (a run stops gracefully: the trials
-finished are kept and summarised, ``agenteval run --resume`` continues it).
+Jobs still running when the server stops are stopped as two Ctrl-C would (SIGTERM twice):
+the trials finished are kept and summarised, ``agenteval run --resume`` continues the run.
 """
 
 from __future__ import annotations
@@ -50,7 +50,10 @@ class Job:
         rc = self.proc.poll()
         out: dict[str, Any] = {"run": self.run, "pid": self.proc.pid}
         if rc is None:
-            return out | {"state": "running", "elapsed_s": round(time.monotonic() - self.started, 1)}
+            return out | {
+                "state": "running",
+                "elapsed_s": round(time.monotonic() - self.started, 1),
+            }
         out |= {"state": "done", "exit_code": rc, "run_dir_exists": self.out.is_dir()}
         if rc != 0:
             out["message"] = self._last_line() or f"agenteval run exited with {rc}"
@@ -69,14 +72,15 @@ class Job:
 
 
 def agent_target(text: str, root: Path) -> str:
-    """The ``--agent`` value for ``text``: ``package.module:function`` as given, or
-    ``path/to/file.py:function`` with the file checked inside the runs folder (absolute)."""
+    """The ``--agent`` value for ``text``: ``path/to/file.py:function`` (a name ending in
+    ``.py``) with the file checked inside the runs folder, made absolute; else
+    ``package.module:function`` as given."""
     if not isinstance(text, str) or not text:
         raise InputError("agent is empty: give package.module:function or file.py:function")
-    if _MODULE_TARGET.fullmatch(text):
-        return text
     m = _FILE_TARGET.fullmatch(text)
     if m is None:
+        if _MODULE_TARGET.fullmatch(text):
+            return text
         raise InputError(
             f"agent {text!r} is not package.module:function nor path/to/file.py:function"
         )
@@ -133,7 +137,7 @@ class Jobs:
             argv += ["--limit", str(limit)]
         if timeout_s is not None:
             argv += ["--timeout", str(timeout_s)]
-        log = tempfile.TemporaryFile(prefix="agenteval-mcp-run-")
+        log = tempfile.TemporaryFile(prefix="agenteval-mcp-run-")  # noqa: SIM115 - the job's
         try:
             proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
@@ -147,16 +151,21 @@ class Jobs:
         return job
 
     def close(self, grace_s: float = 10.0) -> None:
-        """SIGTERM every run still going, wait up to ``grace_s`` for them, then kill."""
+        """Stop every run still going as Ctrl-C twice would: SIGTERM (no new trials), after
+        half of ``grace_s`` SIGTERM again (trials in flight recorded as cancelled), after
+        the rest SIGKILL."""
         running = [j for j in self.jobs.values() if j.proc.poll() is None]
+        for _ in range(2):
+            for j in running:
+                if j.proc.poll() is None:
+                    with contextlib.suppress(OSError):
+                        j.proc.terminate()
+            deadline = time.monotonic() + grace_s / 2
+            for j in running:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    j.proc.wait(max(0.0, deadline - time.monotonic()))
         for j in running:
-            with contextlib.suppress(OSError):
-                j.proc.terminate()
-        deadline = time.monotonic() + grace_s
-        for j in running:
-            try:
-                j.proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if j.proc.poll() is None:
                 with contextlib.suppress(OSError):
                     j.proc.kill()
                 j.proc.wait()

@@ -21,14 +21,14 @@ from pydantic import Field, ValidationError
 
 from agenteval._version import __version__
 from agenteval.errors import AgentEvalError
-from agenteval.mcp_server.jobs import MAX_WAIT_S, Jobs
+from agenteval.mcp_server.jobs import MAX_WAIT_S, Job, Jobs
 from agenteval.mcp_server.tools import MAX_PAGE, RunsFolder
 
 try:  # mcp >= 2
     from mcp.server.mcpserver import MCPServer as _Base
     from mcp.server.mcpserver.exceptions import ToolError
 except ImportError:  # mcp 1.x
-    from mcp.server.fastmcp import FastMCP as _Base  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as _Base  # type: ignore[no-redef,attr-defined]
     from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
 
 INSTRUCTIONS = """\
@@ -55,7 +55,7 @@ def _validation_line(e: ValidationError) -> str:
     return f"argument {where!r}: {first['msg']}{more}"
 
 
-class _Server(_Base):  # type: ignore[misc,valid-type]
+class _Server(_Base):
     async def call_tool(self, name: str, arguments: dict[str, Any], *rest: Any, **kw: Any) -> Any:
         """The SDK's call, with an argument validation error said in one line."""
         try:
@@ -173,7 +173,7 @@ def build_server(root: str | Path, *, allow_run: bool = False) -> tuple[Any, Job
             args = (dataset, agent, name or None, limit, repeats, concurrency, timeout_s)
             return {"job": jobs.start(*args)}
 
-        job = (await _guarded(start))["job"]
+        job: Job = (await _guarded(start))["job"]
         deadline = anyio.current_time() + wait_s
         while job.proc.poll() is None and anyio.current_time() < deadline:
             await anyio.sleep(0.1)

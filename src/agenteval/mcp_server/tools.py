@@ -251,7 +251,10 @@ class RunsFolder:
             "tags": list(case.tags) if case else [],
             "output": cut(rec.output, MAX_TEXT, cuts, "output"),
             "failure": (
-                {"cause": rec.failure.cause, "message": cut(rec.failure.message, MAX_TEXT, cuts, "failure")}
+                {
+                    "cause": rec.failure.cause,
+                    "message": cut(rec.failure.message, MAX_TEXT, cuts, "failure"),
+                }
                 if rec.failure
                 else None
             ),
