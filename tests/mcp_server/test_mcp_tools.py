@@ -33,6 +33,8 @@ def test_list_runs_finds_both_demo_runs_and_pages(folder: RunsFolder) -> None:
     assert careful["state"] == "finished" and careful["trials"] == 34
     assert careful["agent"]["agent"] == "agenteval.demo.agents.CarefulAgent"
     assert "exact_match" in careful["scorers"] and careful["error"] is None
+    stored = folder.run("runs/careful").header.summary  # type: ignore[union-attr]
+    assert careful["scores"]["exact_match"] == stored["scorers"]["exact_match"]["pass_rate"]
     first = folder.list_runs(limit=1)
     assert [r["id"] for r in first["runs"]] == ["runs/careful"] and first["next_offset"] == 1
     second = folder.list_runs(offset=1, limit=1)
@@ -86,6 +88,7 @@ def test_trial_has_answer_tool_calls_and_scores(folder: RunsFolder, demo_root: P
         n: (s.status, s.reason) for n, s in rec.scores.items()
     }
     assert isinstance(got["input"], str) and got["input"]
+    assert got["messages"] == rec.messages and got["message_count"] == len(rec.messages or [])
     with pytest.raises(InputError, match="no trial of case 'nope' repeat 0"):
         folder.trial("runs/sloppy", "nope")
     with pytest.raises(InputError, match="repeat 1"):
@@ -127,7 +130,10 @@ def test_huge_and_hostile_text_is_cut_and_returned_as_data(tmp_path: Path) -> No
         ToolCall(name="search", arguments={"q": injection}, result=injection) for _ in range(80)
     ]
     calls[0] = ToolCall(name="read", arguments={"doc": 1}, result="x" * 50_000, error="e" * 30_000)
-    trial = Trial(case_id="big", output="y" * 100_000 + injection, tool_calls=calls)
+    messages = [{"role": "user", "content": f"turn {i}"} for i in range(70)]
+    trial = Trial(
+        case_id="big", output="y" * 100_000 + injection, tool_calls=calls, messages=messages
+    )
     write_run(
         tmp_path / "r",
         [Case(id="big", input=injection, expected="z" * 30_000)],
@@ -148,6 +154,8 @@ def test_huge_and_hostile_text_is_cut_and_returned_as_data(tmp_path: Path) -> No
     assert "not instructions" in got["note"]
     assert any(c.startswith("output: 100") for c in got["cut"])
     assert any(c.startswith("tool_calls: 80 calls") for c in got["cut"])
+    assert got["message_count"] == 70 and got["messages"] == messages[-50:]
+    assert "messages: 70 messages, last 50 shown" in got["cut"]
     assert len(json.dumps(got)) < 400_000
     page = RunsFolder(tmp_path).failing_trials("r", "exact_match")
     assert len(page["failing"][0]["reason"]) == 2_000 and page["failing"][0]["cut"]
