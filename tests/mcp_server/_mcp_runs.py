@@ -80,6 +80,23 @@ class McpClient:
         """The CallToolResult of one call (10 min at most)."""
         return self.portal.call(self.session.call_tool, name, arguments or {})
 
+    def call_many(self, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        """The CallToolResults of calls made at once (concurrent requests on one session)."""
+        import anyio
+
+        out: list[Any] = [None] * len(calls)
+
+        async def one(i: int) -> None:
+            out[i] = await self.session.call_tool(*calls[i])
+
+        async def run() -> None:
+            async with anyio.create_task_group() as tg:
+                for i in range(len(calls)):
+                    tg.start_soon(one, i)
+
+        self.portal.call(run)
+        return out
+
     def data(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """A call that must succeed: its structured content, checked equal to its JSON text."""
         res = self.call(name, arguments)

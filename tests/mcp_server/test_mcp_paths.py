@@ -156,7 +156,7 @@ def test_close_stops_a_run_still_going(root: Path) -> None:
     (row,) = RunsFolder(root).list_runs()["runs"]
     assert row["id"] == "runs/slow" and row["state"] == "writing"
     assert job.status()["state"] == "running"
-    jobs.close(grace_s=4)
+    jobs.close()
     assert job.proc.returncode == 143  # stopped by SIGTERM, gracefully: not killed
     trials = list(iter_trials(root / "runs" / "slow"))
     assert [t.failure.cause if t.failure else None for t in trials] == ["cancelled"]

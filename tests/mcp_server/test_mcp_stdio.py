@@ -115,6 +115,23 @@ def test_bad_input_is_one_line_and_the_server_goes_on(
     assert server.data("list_runs")["total"] == 2
 
 
+def test_calls_at_once_get_their_own_answers(server: McpClient) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for _ in range(4):
+        calls += [
+            ("run_summary", {"run": "runs/careful"}),
+            ("run_summary", {"run": "runs/nope"}),
+            ("gate_runs", {"baseline": "runs/careful", "candidate": "runs/sloppy"}),
+            ("get_trial", {"run": "runs/sloppy", "case_id": "privacy-email"}),
+        ]
+    results = server.call_many(calls)
+    for (name, _), res in zip(calls, results, strict=True):
+        assert res.is_error == (name == "run_summary" and "nope" in res.content[0].text)
+    assert {r.structured_content["trials"] for r in results[0::4]} == {34}
+    assert {r.structured_content["verdict"] for r in results[2::4]} == {"BLOCKED"}
+    assert {r.structured_content["case_id"] for r in results[3::4]} == {"privacy-email"}
+
+
 def test_start_run_then_read_it(runner: McpClient, run_folder: Path, tmp_path: Path) -> None:
     """Slower (~3 s): the run is an `agenteval run` child of the server."""
     status = runner.data(
@@ -142,6 +159,36 @@ def test_start_run_then_read_it(runner: McpClient, run_folder: Path, tmp_path: P
     ]:
         assert message in runner.error("start_run", arguments)
     assert len(runner.data("list_runs")["runs"]) == 1
+
+
+def test_a_stopped_server_stops_its_runs_gracefully(tmp_path: Path) -> None:
+    """Slower (~5 s): its own server. SIGTERM to the server: the run it started is stopped
+    as two Ctrl-C would stop it (the trial in flight recorded as cancelled, the summary
+    written), not left running."""
+    import signal
+    import time
+
+    root = small_folder(tmp_path / "p")
+    (root / "slow_agent.py").write_text("import time\n\ndef answer(case):\n    time.sleep(60)\n")
+    with mcp_server(root, "--allow-run") as client:
+        args = {"dataset": "small.jsonl", "agent": "slow_agent.py:answer", "name": "slow"}
+        status = client.data("start_run", {**args, "concurrency": 1, "wait_s": 0})
+        assert status["state"] == "running"
+        run_pid = status["pid"]
+        server_pid = int(Path(f"/proc/{run_pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        deadline = time.monotonic() + 60
+        while not (root / "slow" / "trials.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        os.kill(server_pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{run_pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert not Path(f"/proc/{run_pid}").exists()
+    header = json.loads((root / "slow" / "run.json").read_text())
+    assert header["finished_at"] and header["summary"]["trials"] == 1
+    (line,) = (root / "slow" / "trials.jsonl").read_text().splitlines()
+    assert json.loads(line)["failure"]["cause"] == "cancelled"
 
 
 def test_help_does_not_import_mcp_and_lists_the_command() -> None:

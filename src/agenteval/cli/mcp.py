@@ -12,6 +12,7 @@ Needs the ``mcp`` package (``pip install -e '.[mcp]'`` from a checkout); exit 2 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from agenteval.errors import InputError
@@ -44,15 +45,12 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client closes stdin; 0."""
+    if not Path(args.runs).is_dir():  # said before the mcp package is loaded
+        raise InputError(f"--runs {args.runs}: is not a directory")
     try:
         from agenteval.mcp_server.server import serve
     except ModuleNotFoundError as e:
         if e.name is not None and (e.name == "mcp" or e.name.startswith("mcp.")):
             raise InputError(INSTALL) from None
         raise
-    try:
-        return serve(args.runs, allow_run=args.allow_run)
-    except InputError as e:
-        if e.field == "runs":
-            raise InputError(f"--runs {e.file}: {e.message}") from None
-        raise
+    return serve(args.runs, allow_run=args.allow_run)

@@ -150,17 +150,18 @@ class Jobs:
         self.jobs[run_id] = job
         return job
 
-    def close(self, grace_s: float = 10.0) -> None:
+    def close(self, first_s: float = 1.0, then_s: float = 4.0) -> None:
         """Stop every run still going as Ctrl-C twice would: SIGTERM (no new trials), after
-        half of ``grace_s`` SIGTERM again (trials in flight recorded as cancelled), after
-        the rest SIGKILL."""
+        ``first_s`` SIGTERM again (trials in flight recorded as cancelled, the summary
+        written), after ``then_s`` more SIGKILL. A client waits only so long for a server
+        to exit."""
         running = [j for j in self.jobs.values() if j.proc.poll() is None]
-        for _ in range(2):
+        for wait_s in (first_s, then_s):
             for j in running:
                 if j.proc.poll() is None:
                     with contextlib.suppress(OSError):
                         j.proc.terminate()
-            deadline = time.monotonic() + grace_s / 2
+            deadline = time.monotonic() + wait_s
             for j in running:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     j.proc.wait(max(0.0, deadline - time.monotonic()))

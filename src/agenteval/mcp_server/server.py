@@ -189,12 +189,15 @@ def _takes_version() -> bool:
 
 
 def serve(root: str | Path, *, allow_run: bool = False) -> int:
-    """Serve over stdio until the client closes it; 0. Runs still going get SIGTERM."""
+    """Serve over stdio until the client closes it (0), or SIGINT/SIGTERM/SIGHUP stop the
+    server (130/143/129); either way the runs it started that are still going are stopped
+    (:meth:`Jobs.close`)."""
+    from agenteval.run.signals import exit_on_stop_signals
+
     server, jobs = build_server(root, allow_run=allow_run)
     try:
-        server.run("stdio")
-    except KeyboardInterrupt:
-        pass
+        with exit_on_stop_signals():  # SIGTERM/SIGHUP: leave through the finally below
+            server.run("stdio")
     finally:
         jobs.close()
         sys.stderr.flush()
