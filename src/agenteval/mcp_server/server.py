@@ -90,7 +90,7 @@ def build_server(root: str | Path, *, allow_run: bool = False) -> tuple[Any, Job
         limit: Annotated[int, Field(description=f"most runs to return (1..{MAX_PAGE})")] = MAX_PAGE,
     ) -> dict[str, Any]:
         """List the runs under the runs folder: id, state (finished, writing, unfinished,
-        broken), agent, dataset, scorers, headline, trial count; a page at a time."""
+        broken), agent, dataset, scorers, score per scorer, trial count; a page at a time."""
         return await _guarded(folder.list_runs, offset, limit)
 
     @server.tool()
