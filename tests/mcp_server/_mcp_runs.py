@@ -66,6 +66,15 @@ def run_cli(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+def attr(obj: Any, name: str) -> Any:
+    """A field of an ``mcp`` result by its mcp 2 name (``is_error``), or its mcp 1 name
+    (``isError``): the tests run against either version of the client."""
+    if hasattr(obj, name):
+        return getattr(obj, name)
+    head, *rest = name.split("_")
+    return getattr(obj, head + "".join(w.title() for w in rest))
+
+
 class McpClient:
     """A real ``agenteval mcp`` server process and an MCP client session to it."""
 
@@ -100,15 +109,15 @@ class McpClient:
     def data(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """A call that must succeed: its structured content, checked equal to its JSON text."""
         res = self.call(name, arguments)
-        assert not res.is_error, res.content[0].text
+        assert not attr(res, "is_error"), res.content[0].text
         text = json.loads(res.content[0].text)
-        assert text == res.structured_content
-        return dict(res.structured_content)
+        assert text == attr(res, "structured_content")
+        return dict(text)
 
     def error(self, name: str, arguments: dict[str, Any] | None = None) -> str:
         """A call that must fail: its one-line error text."""
         res = self.call(name, arguments)
-        assert res.is_error, res
+        assert attr(res, "is_error"), res
         assert len(res.content) == 1
         text: str = res.content[0].text
         assert "\n" not in text and "Traceback" not in text, text

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _mcp_runs import McpClient, mcp_server, run_cli, small_folder
+from _mcp_runs import McpClient, attr, mcp_server, run_cli, small_folder
 
 pytest.importorskip("mcp")
 
@@ -45,9 +45,9 @@ def test_the_tools_are_listed_with_their_arguments(server: McpClient) -> None:
     tools = {t.name: t for t in server.tools()}
     assert set(tools) == TOOLS
     assert all(t.description for t in tools.values())
-    assert tools["get_trial"].input_schema["required"] == ["run", "case_id"]
-    assert tools["gate_runs"].input_schema["required"] == ["baseline", "candidate"]
-    assert tools["start_run"].input_schema["required"] == ["dataset", "agent"]
+    assert attr(tools["get_trial"], "input_schema")["required"] == ["run", "case_id"]
+    assert attr(tools["gate_runs"], "input_schema")["required"] == ["baseline", "candidate"]
+    assert attr(tools["start_run"], "input_schema")["required"] == ["dataset", "agent"]
 
 
 def test_list_runs(server: McpClient) -> None:
@@ -126,10 +126,11 @@ def test_calls_at_once_get_their_own_answers(server: McpClient) -> None:
         ]
     results = server.call_many(calls)
     for (name, _), res in zip(calls, results, strict=True):
-        assert res.is_error == (name == "run_summary" and "nope" in res.content[0].text)
-    assert {r.structured_content["trials"] for r in results[0::4]} == {34}
-    assert {r.structured_content["verdict"] for r in results[2::4]} == {"BLOCKED"}
-    assert {r.structured_content["case_id"] for r in results[3::4]} == {"privacy-email"}
+        assert attr(res, "is_error") == (name == "run_summary" and "nope" in res.content[0].text)
+    data = [attr(r, "structured_content") for r in results]
+    assert {d["trials"] for d in data[0::4]} == {34}
+    assert {d["verdict"] for d in data[2::4]} == {"BLOCKED"}
+    assert {d["case_id"] for d in data[3::4]} == {"privacy-email"}
 
 
 def test_start_run_then_read_it(runner: McpClient, run_folder: Path, tmp_path: Path) -> None:
