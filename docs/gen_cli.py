@@ -64,6 +64,7 @@ COMMANDS = (
     "proxy",
     "import-traces",
     "export-otel",
+    "mcp",
 )
 
 

@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     {"gate"},
     {"report", "view", "frames"},
     {"evaluate", "benchmarks", "demo", "testing", "http"},
-    {"cli", "__main__"},
+    {"cli", "__main__", "mcp_server"},
     {""},  # the package root: the public API, imported lazily
 ]
 """The layer order, bottom first (see the README's "Development" section)."""

@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "proxy",
     "import_traces",
     "export_otel",
+    "mcp",
 )
 COMMAND_OF = {
     "judge-agreement": "judge",
