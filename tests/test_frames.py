@@ -200,7 +200,7 @@ def test_without_the_extra_one_line_names_it() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == (
         "agenteval.frames needs the 'frames' extra (pandas is not installed):"
-        " pip install 'agenteval[frames]'"
+        " pip install -e '.[frames]'"
     )
     assert (
         "pandas"

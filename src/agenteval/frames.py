@@ -1,6 +1,6 @@
 """Runs as pandas data frames: ``runs_df``, ``trials_df``, ``scores_df``, ``tool_calls_df``.
 
-Needs the ``frames`` extra (``pip install 'agenteval[frames]'``: pandas and pyarrow);
+Needs the ``frames`` extra (``pip install -e '.[frames]'``: pandas and pyarrow);
 without it each function raises :class:`FramesUnavailable` (an InputError: exit 2 from
 ``agenteval export``) whose one line names the extra. pandas is imported on first use.
 
@@ -138,7 +138,7 @@ def _pandas() -> Any:
     except ImportError as e:
         raise FramesUnavailable(
             f"agenteval.frames needs the 'frames' extra ({e.name} is not installed):"
-            " pip install 'agenteval[frames]'"
+            " pip install -e '.[frames]'"
         ) from None
     return pandas
 

@@ -107,7 +107,7 @@ def test_without_the_extra_exit_2_naming_it(run: Path, tmp_path: Path) -> None:
     assert r.returncode == EXIT_INPUT
     assert r.stderr == (
         "agenteval: error: agenteval.frames needs the 'frames' extra (pandas is not"
-        " installed): pip install 'agenteval[frames]'\n"
+        " installed): pip install -e '.[frames]'\n"
     )
     assert not (tmp_path / "x.csv").exists()
 

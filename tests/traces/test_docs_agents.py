@@ -135,8 +135,7 @@ def test_capture_without_the_sdk(tmp_path: Path, mode: str) -> None:
     if mode == "otel":
         assert proc.returncode == 2
         assert proc.stderr.strip().splitlines() == [
-            "agenteval: error: --capture otel needs opentelemetry-sdk:"
-            " pip install 'agenteval[otel]'"
+            "agenteval: error: --capture otel needs opentelemetry-sdk: pip install -e '.[otel]'"
         ]
     else:
         assert proc.returncode == 0, proc.stderr

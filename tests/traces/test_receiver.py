@@ -136,7 +136,7 @@ def test_protobuf_without_opentelemetry_proto_is_415(monkeypatch: pytest.MonkeyP
         return await post(r, otlp_protobuf(ctx, "1" * 16, None), "application/x-protobuf")
 
     r, logged, (status, body, _) = serve(go)
-    assert status == 415 and b"pip install 'agenteval[otel]'" in body
+    assert status == 415 and b"pip install -e '.[otel]'" in body
     assert not r.protobuf and len(logged) == 1
 
 
@@ -257,7 +257,7 @@ def test_non_loopback_and_missing_protobuf_each_warn_in_one_line(tmp_path: Path)
     ) in lines
     assert (
         "agenteval: warning: the OTLP receiver takes only OTLP/JSON: protobuf needs"
-        " opentelemetry-proto: pip install 'agenteval[otel]'"
+        " opentelemetry-proto: pip install -e '.[otel]'"
     ) in lines
     assert "Traceback" not in proc.stderr
 

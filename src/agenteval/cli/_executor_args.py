@@ -21,7 +21,7 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
         "--executor",
         choices=("process", "ray"),
         help="process: local worker processes (default with --processes); ray: Ray actors"
-        " (pip install 'agenteval[ray]'), on a new local Ray instance or --ray-address",
+        " (pip install -e '.[ray]'), on a new local Ray instance or --ray-address",
     )
     g.add_argument(
         "--ray-address",

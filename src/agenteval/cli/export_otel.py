@@ -61,8 +61,7 @@ def _need_otel() -> None:
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
         raise InputError(
-            "export-otel needs the OpenTelemetry SDK and OTLP exporter:"
-            " pip install 'agenteval[otel]'"
+            "export-otel needs the OpenTelemetry SDK and OTLP exporter: pip install -e '.[otel]'"
         ) from None
 
 

@@ -211,7 +211,7 @@ def build_agent(args: argparse.Namespace) -> Agent:
     if not receiver.protobuf:
         print(
             "agenteval: warning: the OTLP receiver takes only OTLP/JSON: protobuf needs"
-            " opentelemetry-proto: pip install 'agenteval[otel]'",
+            " opentelemetry-proto: pip install -e '.[otel]'",
             file=sys.stderr,
         )
     # for processes agenteval starts, and ${AGENTEVAL_OTLP_ENDPOINT} in an --http-config

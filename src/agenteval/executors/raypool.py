@@ -56,7 +56,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise InputError(
-            "--executor ray needs Ray: pip install 'agenteval[ray]'", field="--executor"
+            "--executor ray needs Ray: pip install -e '.[ray]'", field="--executor"
         ) from None
     return ray
 

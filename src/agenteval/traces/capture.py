@@ -88,15 +88,12 @@ def capture_source(mode: str) -> CaptureSource | None:
     if mode == "openai-agents":
         if not sdk_available():
             raise InputError(
-                "--capture openai-agents needs openai-agents:"
-                " pip install 'agenteval[openai-agents]'"
+                "--capture openai-agents needs openai-agents: pip install -e '.[openai-agents]'"
             )
         return OpenAIAgentsCapture()
     if mode == "otel":
         if not otel_available():
-            raise InputError(
-                "--capture otel needs opentelemetry-sdk: pip install 'agenteval[otel]'"
-            )
+            raise InputError("--capture otel needs opentelemetry-sdk: pip install -e '.[otel]'")
         return OtelCapture()
     sources: list[CaptureSource] = []
     if sdk_available():

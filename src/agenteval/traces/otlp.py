@@ -298,7 +298,7 @@ def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord
         )
     except ImportError:
         raise InputError(
-            "reading OTLP protobuf needs opentelemetry-proto: pip install 'agenteval[otel]'",
+            "reading OTLP protobuf needs opentelemetry-proto: pip install -e '.[otel]'",
             file=where,
         ) from None
     req = ExportTraceServiceRequest()

@@ -291,7 +291,7 @@ class OtlpReceiver:
         if ctype in _PROTOBUF and not self._protobuf:
             return self._refuse(
                 415,
-                "OTLP protobuf needs opentelemetry-proto (pip install 'agenteval[otel]');"
+                "OTLP protobuf needs opentelemetry-proto (pip install -e '.[otel]');"
                 " send application/json, or install it",
             )
         length = request.content_length
