@@ -113,6 +113,12 @@ def console_for(args: argparse.Namespace) -> Console:
     )
 
 
+def say(text: str) -> None:
+    """What a command tells its user besides its output: ``text`` on stderr, at once (the
+    :data:`agenteval._util.say.Say` the command line gives the layers below it)."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def plain(text: str) -> str:
     """Text from untrusted sources made safe to print: escape sequences and controls removed
     (:func:`agenteval._util.untrusted.strip_unsafe`; tab and newline stay)."""

@@ -36,6 +36,7 @@ from agenteval.cli._common import (
     console_for,
     parse_params,
     render_summary,
+    say,
 )
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.user_args import add_user_args, user_from_args
@@ -197,7 +198,8 @@ def build_agent(args: argparse.Namespace) -> Agent:
             "--otlp-receiver needs an HTTP agent (--http-config, --endpoint or --agent"
             " tool-loop); a Python --agent is captured in-process (--capture)"
         )
-    from agenteval.traces.receiver import OtlpReceiver, is_loopback, parse_address
+    from agenteval._util.net import is_loopback
+    from agenteval.traces.receiver import OtlpReceiver, parse_address
     from agenteval.traces.receiver_agent import ReceiverAgent
 
     host, port = parse_address(address)
@@ -353,13 +355,18 @@ def run_session(
             )
         ],
     )
+    from agenteval.cli._progress import Mode, progress_display
+
+    mode: Mode
     if args.quiet:
         mode = "none"
     elif sys.stderr.isatty() and not os.environ.get("CI"):
         mode = "bar"
     else:
         mode = "lines"
-    result = session.run(progress=mode, console=console_for(args), render=render_summary)
+    result = session.run(
+        progress=progress_display(mode), say=say, console=console_for(args), render=render_summary
+    )
     receiver = getattr(agent, "receiver", None)
     if receiver is not None:  # what the OTLP receiver attributed and dropped
         print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)
