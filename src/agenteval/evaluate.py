@@ -244,7 +244,7 @@ def _checked(run: Run, max_failure_rate: float | None) -> Run:
 
     problem = failure_problem(run.summary, max_failure_rate)
     if problem is not None:
-        raise TooManyFailuresError(problem.replace("--max-failure-rate", "max_failure_rate"), run)
+        raise TooManyFailuresError(problem, run)
     return run
 
 

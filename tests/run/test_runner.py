@@ -278,6 +278,9 @@ def test_failure_problem_says_why_a_run_exits_4() -> None:
     assert failure_problem(some, None) is None
     assert failure_problem(some, 0.4) is None  # not above
     assert failure_problem(some, 0.39) == (
+        "4 of 10 trials failed (40%) (connection 3, timeout 1), above max_failure_rate 0.39"
+    )
+    assert failure_problem(some, 0.39, name="--max-failure-rate") == (
         "4 of 10 trials failed (40%) (connection 3, timeout 1), above --max-failure-rate 0.39"
     )
     assert failure_problem({"trials": 0}, 0.0) is None

@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agenteval.agents import tool_loop_args
 from agenteval.agents.base import Agent
-from agenteval.benchmarks import add_benchmark_args
+from agenteval.cli import _tool_loop_args as tool_loop_args
+from agenteval.cli._benchmark_args import add_benchmark_args
 from agenteval.cli._common import (
     add_scorer_args,
     build_scorers,
@@ -203,7 +203,7 @@ def build_agent(args: argparse.Namespace) -> Agent:
     from agenteval.traces.receiver_agent import ReceiverAgent
 
     host, port = parse_address(address)
-    receiver = OtlpReceiver(host, port)
+    receiver = OtlpReceiver(host, port, log=say)
     if not is_loopback(host):
         print(
             f"agenteval: warning: the OTLP receiver listens on {host}, not loopback: anyone"
@@ -287,11 +287,9 @@ def retry_policy(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     if args.benchmark:
-        from agenteval.benchmarks import run_benchmarks  # suites load only when asked for
+        from agenteval.cli._run_benchmarks import run_benchmarks  # suites load when asked for
 
-        return run_benchmarks(
-            args, build_agent, build_scorers, console_for(args), run_session=run_session
-        )
+        return run_benchmarks(args, build_agent, console_for(args), run_session=run_session)
     if not args.dataset:
         raise InputError("give a DATASET file")
     out = Path(args.out or f"runs/run-{datetime.now(UTC):%Y%m%d-%H%M%S}")
@@ -372,7 +370,9 @@ def run_session(
         print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)
     if result.interrupted:
         return result.exit_code
-    problem = failure_problem(result.summary or {}, args.max_failure_rate)
+    problem = failure_problem(
+        result.summary or {}, args.max_failure_rate, name="--max-failure-rate"
+    )
     if problem is not None:
         print(f"agenteval: error: {problem}", file=sys.stderr)
         return EXIT_NO_ANSWERS

@@ -318,11 +318,14 @@ def _uncancel() -> None:
         task.uncancel()
 
 
-def failure_problem(summary: dict[str, Any], max_failure_rate: float | None) -> str | None:
+def failure_problem(
+    summary: dict[str, Any], max_failure_rate: float | None, *, name: str = "max_failure_rate"
+) -> str | None:
     """Why a finished run must exit with ``EXIT_NO_ANSWERS``, or None.
 
     No trial got an answer (and there was at least one), or the share of failed trials is
-    above ``max_failure_rate``. ``summary`` is the run's summary (``run.json``).
+    above ``max_failure_rate`` (called ``name`` in the message: the command line passes its
+    flag). ``summary`` is the run's summary (``run.json``).
     """
     trials = int(summary.get("trials") or 0)
     failed = int(summary.get("failed") or 0)
@@ -337,6 +340,6 @@ def failure_problem(summary: dict[str, Any], max_failure_rate: float | None) -> 
     if max_failure_rate is not None and failed / trials > max_failure_rate:
         return (
             f"{failed} of {trials} trials failed ({failed / trials:.0%}){detail}, above"
-            f" --max-failure-rate {max_failure_rate:g}"
+            f" {name} {max_failure_rate:g}"
         )
     return None
