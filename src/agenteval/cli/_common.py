@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -22,6 +22,11 @@ from agenteval.scorers.config import ScorerConfig, ScorerOverrides
 from agenteval.scorers.config import build_scorers as _build_scorers
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import ScorerFn
+
+if TYPE_CHECKING:
+    from agenteval.rundir import RunWriter
+    from agenteval.summary.live import LiveSummary
+    from agenteval.summary.model import Summary
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -139,7 +144,7 @@ def plain(text: str) -> str:
     return strip_unsafe(text)
 
 
-def render_summary(summary: Any, console: Console) -> None:
+def render_summary(summary: Summary, console: Console) -> None:
     """The terminal report of a finished run (imported on first use: --quiet never pays)."""
     from agenteval.report import render_terminal
 
@@ -147,7 +152,7 @@ def render_summary(summary: Any, console: Console) -> None:
 
 
 def finish_run(
-    writer: Any, console: Console, *, show: bool = True, live: Any = None
+    writer: RunWriter, console: Console, *, show: bool = True, live: LiveSummary | None = None
 ) -> dict[str, Any]:
     """:func:`agenteval.run.finish.finish_run` with the terminal report when ``show``."""
     return _finish.finish_run(writer, console, render=render_summary if show else None, live=live)

@@ -25,7 +25,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval.agents.base import Agent
 from agenteval.cli import _tool_loop_args as tool_loop_args
@@ -44,6 +44,9 @@ from agenteval.errors import EXIT_NO_ANSWERS, InputError
 from agenteval.run.runner import RunSettings, failure_problem
 from agenteval.run.session import Session
 from agenteval.scoring.apply import Scorers
+
+if TYPE_CHECKING:
+    from agenteval.llm.http import RetryPolicy
 
 
 def register(sub: Any) -> None:
@@ -275,8 +278,8 @@ def _adapter(args: argparse.Namespace) -> Agent:
     )
 
 
-def retry_policy(args: argparse.Namespace) -> Any:
-    from agenteval.llm.http import RetryPolicy
+def retry_policy(args: argparse.Namespace) -> RetryPolicy:
+    from agenteval.llm.http import RetryPolicy  # aiohttp: only the agents that need it
 
     return RetryPolicy(
         max_retries=args.max_retries,
