@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -118,18 +116,6 @@ def console_for(args: argparse.Namespace) -> Console:
         force_terminal=None if not (quiet or ci) else False,
         width=None if sys.stdout.isatty() else 120,
     )
-
-
-@contextlib.contextmanager
-def flag_errors(**flags: str) -> Iterator[None]:
-    """An InputError in the block naming a field of ``flags`` (``pii_kinds="--pii-kinds"``)
-    names the command-line flag instead: the layers below the command line name fields."""
-    try:
-        yield
-    except InputError as e:
-        if e.field not in flags:
-            raise
-        raise InputError(e.message, file=e.file, line=e.line, field=flags[e.field]) from None
 
 
 def say(text: str) -> None:

@@ -20,7 +20,6 @@ from rich.console import Console
 
 from agenteval.agents.base import Agent
 from agenteval.benchmarks import Benchmark, Registry, benchmark_scorers, registry_with
-from agenteval.cli._common import flag_errors
 from agenteval.errors import InputError
 from agenteval.scorers.config import load_scorer
 from agenteval.scoring.apply import Scorers
@@ -99,8 +98,7 @@ def _run_one(
     console: Console,
     run_session: RunSession,
 ) -> int:
-    with flag_errors(pii_kinds="--pii-kinds"):
-        scorers = Scorers([*benchmark_scorers(b, kinds), *extra])
+    scorers = Scorers([*benchmark_scorers(b, kinds), *extra])  # field pii_kinds: FIELD_FLAGS
     agent = build_agent(ns)
     if not ns.quiet:
         console.print(f"benchmark {b.name}", markup=False, highlight=False)
