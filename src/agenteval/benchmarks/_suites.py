@@ -1,5 +1,5 @@
 """The suites a run may name, and the scorers each one runs (``agenteval run --benchmark``
-builds on these in :mod:`agenteval.cli._run_benchmarks`)."""
+builds on these at the command line)."""
 
 from __future__ import annotations
 
