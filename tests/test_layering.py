@@ -9,7 +9,8 @@ inside functions (a function-local import is still a dependency; it only runs la
   so do imports. Modules of one layer may import each other, as long as they make no cycle.
 - **No cycles.** No module imports itself through others, counting function-local imports.
 - **The command line stays on top.** Nothing outside ``agenteval/cli/`` imports
-  ``agenteval.cli`` except ``agenteval/__main__.py``, and nothing below it uses argparse.
+  ``agenteval.cli`` except ``agenteval/__main__.py``; nothing below it uses argparse or
+  prints to stderr (it is given a ``say`` callback, :mod:`agenteval._util.say`).
 """
 
 from __future__ import annotations
@@ -173,11 +174,7 @@ def test_only_the_command_line_imports_the_command_line() -> None:
 _ARGPARSE_ALLOWED = {
     "agenteval.testing.fake_openai",  # a program of its own: python -m agenteval.testing...
 }
-_KNOWN_ARGPARSE = {  # moving into cli/ next
-    "agenteval.agents.tool_loop_args",
-    "agenteval.benchmarks._args",
-    "agenteval.benchmarks._run",
-}
+_KNOWN_ARGPARSE: set[str] = set()
 
 
 def test_argparse_is_used_only_by_the_command_line() -> None:
@@ -197,6 +194,52 @@ def test_argparse_is_used_only_by_the_command_line() -> None:
             if "argparse" in names:
                 users.append(name)
     assert sorted(set(users)) == sorted(_ARGPARSE_ALLOWED | _KNOWN_ARGPARSE)
+
+
+_STDERR_ALLOWED: set[str] = set()
+
+
+def stderr_prints(path: Path) -> list[int]:
+    """The lines of ``path`` that print to stderr: ``print(..., file=sys.stderr)`` (or
+    ``file=stderr``) and ``sys.stderr.write(...)``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+    def is_stderr(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "stderr") or (
+            isinstance(node, ast.Name) and node.id == "stderr"
+        )
+
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "print":
+            if any(k.arg == "file" and is_stderr(k.value) for k in node.keywords):
+                lines.append(node.lineno)
+        elif isinstance(f, ast.Attribute) and f.attr == "write" and is_stderr(f.value):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_below_the_command_line_prints_to_stderr() -> None:
+    offenders = {
+        name: stderr_prints(path)
+        for name, path in _modules().items()
+        if layer_of(name) not in {"cli", "__main__"} and name not in _STDERR_ALLOWED
+    }
+    assert {m: lines for m, lines in offenders.items() if lines} == {}
+
+
+def test_the_stderr_scan_sees_a_print_to_stderr(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(
+        "import sys\nfrom sys import stderr\n"
+        "def f():\n    print('x')\n    print('y', file=sys.stderr, flush=True)\n"
+        "    print('z', file=stderr)\n    sys.stderr.write('w')\n",
+        encoding="utf-8",
+    )
+    assert stderr_prints(path) == [5, 6, 7]
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:

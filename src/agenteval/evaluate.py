@@ -7,31 +7,107 @@
 
 It writes the same run directory as ``agenteval run`` (a temporary one unless ``out`` is
 given), so everything the CLI does with a run (report, gate, rescore) works on it.
+:func:`evaluate` and :func:`aevaluate` take the same keyword options
+(:class:`EvaluateKwargs`), gathered into one :class:`EvaluateOptions`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, Unpack
+
+from rich.console import Console
 
 from agenteval.agents.base import Agent
 from agenteval.cases.case import Case
 from agenteval.errors import InputError, RunWriteError, TooManyFailuresError
-from agenteval.run.runner import RunSettings
+from agenteval.run.runner import RunJudge, RunSettings
 from agenteval.run.session import Session
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials, read_header
 from agenteval.scorers.config import ScorerConfig
 from agenteval.scorers.config import build_scorers as build_scorer_set
 from agenteval.scoring.score import ScorerFn
 
+if TYPE_CHECKING:
+    from agenteval.conversation.users import SimulatedUser
+    from agenteval.executors import Executor
+    from agenteval.summary.model import Summary
+
 AgentLike = Agent | str | Callable[..., Any]
 DatasetLike = str | Path | Iterable[Case | dict[str, Any]]
+UserLike: TypeAlias = "SimulatedUser | str | Callable[..., Any] | None"
+"""A simulated user: an object such as :func:`agenteval.llm_user` gives, a
+``"module:function"`` string or a callable ``fn(user, history)`` (or None: none)."""
+ExecutorLike: TypeAlias = "str | Executor | None"
+"""Where trials run: ``"process"``, ``"ray"``, an :class:`agenteval.executors.Executor`,
+or None (this process, unless ``processes`` > 1)."""
+
+
+class EvaluateKwargs(TypedDict, total=False):
+    """The keyword options of :func:`evaluate` and :func:`aevaluate` (the types; the
+    defaults and meanings are :class:`EvaluateOptions`'s)."""
+
+    scorers: Sequence[ScorerFn]
+    builtin_scorers: bool
+    suite_tools: list[dict[str, Any]] | None
+    out: str | Path | None
+    concurrency: int
+    repeats: int
+    timeout: float | None
+    limit: int | None
+    judge: RunJudge | None
+    prices: dict[str, Any] | None
+    max_failure_rate: float | None
+    capture: str
+    processes: int | None
+    executor: ExecutorLike
+    capture_proxy: str | None
+    user: UserLike
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EvaluateOptions:
+    """Every keyword option of :func:`evaluate`/:func:`aevaluate`, with its default (the
+    docstring of :func:`evaluate` says what each one does)."""
+
+    scorers: Sequence[ScorerFn] = ()
+    builtin_scorers: bool = True
+    suite_tools: list[dict[str, Any]] | None = None
+    out: str | Path | None = None
+    concurrency: int = 8
+    repeats: int = 1
+    timeout: float | None = None
+    limit: int | None = None
+    judge: RunJudge | None = None
+    prices: dict[str, Any] | None = None
+    max_failure_rate: float | None = None
+    capture: str = "auto"
+    processes: int | None = None
+    executor: ExecutorLike = None
+    capture_proxy: str | None = None
+    user: UserLike = None
+
+    @classmethod
+    def of(cls, function: str, options: EvaluateKwargs) -> EvaluateOptions:
+        """The options ``function(**options)`` was given; TypeError naming an unknown one,
+        InputError for a ``max_failure_rate`` outside [0, 1]."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        for name in options:
+            if name not in known:
+                raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
+        made = cls(**options)
+        rate = made.max_failure_rate
+        if rate is not None and not 0.0 <= rate <= 1.0:
+            raise InputError(f"must be within [0, 1], got {rate!r}", field="max_failure_rate")
+        return made
 
 
 class Run:
@@ -44,8 +120,16 @@ class Run:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """The summary stored in run.json (see docs/reports.md)."""
+        """The summary stored in run.json, as JSON (see docs/reports.md)."""
         return self.header.summary or {}
+
+    @property
+    def summary_model(self) -> Summary:
+        """The same summary as a typed :class:`agenteval.summary.model.Summary`
+        (``run.summary_model.scorers["exact_match"].mean``); empty when none was written."""
+        from agenteval.summary.model import Summary
+
+        return Summary.model_validate(self.summary)
 
     def trials(self) -> Iterator[TrialRecord]:
         """Stream the recorded trials with their scores."""
@@ -76,7 +160,7 @@ def _as_agent(agent: AgentLike, capture: str = "auto", capture_proxy: str | None
     raise InputError(f"agent must be an Agent, 'module:function' or a callable, got {agent!r}")
 
 
-def _with_user(agent: Agent, user: Any) -> Agent:
+def _with_user(agent: Agent, user: UserLike) -> Agent:
     """``agent`` with the simulated user ``user`` (``evaluate(user=...)``) for the cases
     with a ``user`` block: the same wrapping as ``agenteval run --user``."""
     from agenteval.conversation.agent import ConversationAgent
@@ -120,56 +204,36 @@ def _write_cases(dataset: Iterable[Case | dict[str, Any]], tmp: Path) -> Path:
 
 
 async def aevaluate(
-    dataset: DatasetLike,
-    agent: AgentLike,
-    *,
-    scorers: Sequence[ScorerFn] = (),
-    builtin_scorers: bool = True,
-    suite_tools: list[dict[str, Any]] | None = None,
-    out: str | Path | None = None,
-    concurrency: int = 8,
-    repeats: int = 1,
-    timeout: float | None = None,
-    limit: int | None = None,
-    judge: Any | None = None,
-    prices: dict[str, Any] | None = None,
-    max_failure_rate: float | None = None,
-    capture: str = "auto",
-    processes: int | None = None,
-    executor: Any | None = None,
-    capture_proxy: str | None = None,
-    user: Any | None = None,
+    dataset: DatasetLike, agent: AgentLike, **options: Unpack[EvaluateKwargs]
 ) -> Run:
-    """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
-    from agenteval.run.finish import finish_run
-    from agenteval.run.runner import RunProgress, _Control
+    """Like :func:`evaluate` (the same options), on the running event loop (no Ctrl-C
+    handling)."""
+    return await _aevaluate(dataset, agent, EvaluateOptions.of("aevaluate", options))
 
-    _check_rate(max_failure_rate)
-    options = _options(locals())
+
+async def _aevaluate(dataset: DatasetLike, agent: AgentLike, options: EvaluateOptions) -> Run:
+    from agenteval.run.finish import finish_run
+    from agenteval.run.runner import RunControl, RunProgress
+
     with _dataset_file(dataset) as path:
-        session = _session(path, agent, **options)
+        session = _session(path, agent, options)
         try:
-            writer, done, _, _ = session.open()  # the dataset is read here, then the snapshot
+            opened = session.open()  # the dataset is read here, then the snapshot
         except OSError as e:
             raise RunWriteError.from_os_error(e, session.out) from None
-    ctl = _Control()
+    ctl = RunControl()
     try:
-        await session.arun(writer, done, RunProgress(), ctl)
+        await session.arun(opened, RunProgress(), ctl)
         if ctl.io_error is not None:
             raise ctl.io_error
         try:
-            finish_run(writer, _quiet_console(), live=session.live)
+            finish_run(opened.writer, Console(quiet=True), live=session.live)
         except OSError as e:  # writing the summary into run.json
             raise RunWriteError.from_os_error(e, session.out / "run.json") from None
     finally:
         with contextlib.suppress(OSError):
-            writer.close()
-    return _checked(Run(session.out), max_failure_rate)
-
-
-def _check_rate(rate: float | None) -> None:
-    if rate is not None and not 0.0 <= rate <= 1.0:
-        raise InputError(f"must be within [0, 1], got {rate!r}", field="max_failure_rate")
+            opened.writer.close()
+    return _checked(Run(session.out), options.max_failure_rate)
 
 
 def _checked(run: Run, max_failure_rate: float | None) -> Run:
@@ -180,31 +244,11 @@ def _checked(run: Run, max_failure_rate: float | None) -> Run:
 
     problem = failure_problem(run.summary, max_failure_rate)
     if problem is not None:
-        raise TooManyFailuresError(problem.replace("--max-failure-rate", "max_failure_rate"), run)
+        raise TooManyFailuresError(problem, run)
     return run
 
 
-def evaluate(
-    dataset: DatasetLike,
-    agent: AgentLike,
-    *,
-    scorers: Sequence[ScorerFn] = (),
-    builtin_scorers: bool = True,
-    suite_tools: list[dict[str, Any]] | None = None,
-    out: str | Path | None = None,
-    concurrency: int = 8,
-    repeats: int = 1,
-    timeout: float | None = None,
-    limit: int | None = None,
-    judge: Any | None = None,
-    prices: dict[str, Any] | None = None,
-    max_failure_rate: float | None = None,
-    capture: str = "auto",
-    processes: int | None = None,
-    executor: Any | None = None,
-    capture_proxy: str | None = None,
-    user: Any | None = None,
-) -> Run:
+def evaluate(dataset: DatasetLike, agent: AgentLike, **options: Unpack[EvaluateKwargs]) -> Run:
     """Run ``agent`` over ``dataset``, score every trial, and return the run.
 
     ``dataset`` is a path (JSONL, JSON, YAML, CSV) or an iterable of Case objects / dicts.
@@ -255,103 +299,60 @@ def evaluate(
     Safe to call from inside a running event loop (a notebook): the evaluation then runs on
     its own loop in a helper thread. Use :func:`aevaluate` to stay on your loop.
     """
-    _check_rate(max_failure_rate)
-    kwargs = _options(locals())
+    opts = EvaluateOptions.of("evaluate", options)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         with _dataset_file(dataset) as path:
-            session = _session(path, agent, **kwargs)
+            session = _session(path, agent, opts)
             result = session.run()
         run = Run(result.run_dir, interrupted=result.interrupted)
-        return run if result.interrupted else _checked(run, max_failure_rate)
-    box: dict[str, Any] = {}
+        return run if result.interrupted else _checked(run, opts.max_failure_rate)
+    done: list[Run] = []
+    failed: list[BaseException] = []
 
     def worker() -> None:
         try:
-            box["run"] = asyncio.run(
-                aevaluate(dataset, agent, **kwargs, max_failure_rate=max_failure_rate)
-            )
+            done.append(asyncio.run(_aevaluate(dataset, agent, opts)))
         except BaseException as e:  # re-raised in the caller's thread
-            box["error"] = e
+            failed.append(e)
 
     t = threading.Thread(target=worker, name="agenteval-evaluate")
     t.start()
     t.join()
-    if "error" in box:
-        raise box["error"]
-    return box["run"]  # type: ignore[no-any-return]
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
-_OPTIONS = (
-    "scorers",
-    "builtin_scorers",
-    "suite_tools",
-    "out",
-    "concurrency",
-    "repeats",
-    "timeout",
-    "limit",
-    "judge",
-    "prices",
-    "capture",
-    "processes",
-    "executor",
-    "capture_proxy",
-    "user",
-)
-
-
-def _options(args: dict[str, Any]) -> dict[str, Any]:
-    """The keyword options of evaluate()/aevaluate() that make the session, from locals()."""
-    return {k: args[k] for k in _OPTIONS}
-
-
-def _session(
-    dataset: Path,
-    agent: AgentLike,
-    *,
-    scorers: Sequence[ScorerFn],
-    builtin_scorers: bool,
-    suite_tools: list[dict[str, Any]] | None,
-    out: str | Path | None,
-    concurrency: int,
-    repeats: int,
-    timeout: float | None,
-    limit: int | None,
-    judge: Any | None,
-    prices: dict[str, Any] | None,
-    capture: str = "auto",
-    processes: int | None = None,
-    executor: Any | None = None,
-    capture_proxy: str | None = None,
-    user: Any | None = None,
-) -> Session:
+def _session(dataset: Path, agent: AgentLike, options: EvaluateOptions) -> Session:
     from agenteval.executors import resolve as resolve_executor
 
+    out = options.out
     out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
     if out is None:
         out_path = out_path / "run"
-    config = ScorerConfig(builtin=builtin_scorers, suite_tools=suite_tools, extra=list(scorers))
+    config = ScorerConfig(
+        builtin=options.builtin_scorers,
+        suite_tools=options.suite_tools,
+        extra=list(options.scorers),
+    )
+    prices = options.prices
     if prices is None:
         from agenteval.llm.pricing import PriceTable
 
         prices = PriceTable.default().to_dict()
     return Session(
         dataset=dataset,
-        agent=_with_user(_as_agent(agent, capture, capture_proxy), user),
+        agent=_with_user(_as_agent(agent, options.capture, options.capture_proxy), options.user),
         scorers=build_scorer_set(config),
         out=out_path,
-        settings=RunSettings(concurrency=concurrency, timeout_s=timeout, repeats=repeats),
-        limit=limit,
-        judge=judge,
+        settings=RunSettings(
+            concurrency=options.concurrency, timeout_s=options.timeout, repeats=options.repeats
+        ),
+        limit=options.limit,
+        judge=options.judge,
         prices=prices,
         command="evaluate()",
-        executor=resolve_executor(processes, executor),
+        executor=resolve_executor(options.processes, options.executor),
     )
-
-
-def _quiet_console() -> Any:
-    from rich.console import Console
-
-    return Console(quiet=True)

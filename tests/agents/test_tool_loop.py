@@ -24,10 +24,10 @@ from agenteval.agents.json_tools import (
     tool_listing,
 )
 from agenteval.agents.tool_loop import ToolLoopAgent
-from agenteval.agents.tool_loop_args import add_arguments
 from agenteval.agents.toolset import ToolSet, parse_docstring
 from agenteval.cases.case import Case
 from agenteval.cli._tool_loop import build_from_args
+from agenteval.cli._tool_loop_args import add_arguments
 from agenteval.errors import InputError
 from agenteval.llm.http import RetryPolicy
 from agenteval.run.runner import run_one

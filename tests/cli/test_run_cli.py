@@ -202,7 +202,8 @@ def test_an_endpoint_run_imports_only_what_it_uses(tmp_path: Path, server: str) 
         "agenteval.agents.tool_loop",  # --agent tool-loop only
         "agenteval.agents.mcp_tools",
         "mcp",
-        "agenteval.benchmarks._run",  # --benchmark only
+        "agenteval.cli._run_benchmarks",  # --benchmark only
+        "agenteval.benchmarks._suites",
         "agenteval.benchmarks.declarative",
         "agenteval.report.markdown",  # other outputs
         "agenteval.report.junit",

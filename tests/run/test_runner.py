@@ -188,10 +188,10 @@ def test_run_trials_never_stops_for_an_unrecordable_trial(tmp_path: Path) -> Non
 
 
 def test_a_write_error_stops_the_run_and_appends_nothing_after_it(tmp_path: Path) -> None:
-    from agenteval.run.runner import _Control
+    from agenteval.run.runner import RunControl
 
     cases = [Case(id=f"c{i}", input="q") for i in range(20)]
-    ctl = _Control()
+    ctl = RunControl()
     w = RunWriter.create(tmp_path / "run", RunHeader())
     w._fh.close()
     w._fh = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115 - every write: ENOSPC
@@ -233,10 +233,10 @@ class _SlowJudge:
 def test_cancelling_the_run_records_judge_calls_in_flight_as_inconclusive(
     tmp_path: Path,
 ) -> None:
-    from agenteval.run.runner import _Control
+    from agenteval.run.runner import RunControl
 
     cases = [Case(id=f"c{i}", input="q") for i in range(10)]
-    ctl = _Control()
+    ctl = RunControl()
     judge = _SlowJudge()
 
     async def go(w: RunWriter) -> None:
@@ -278,6 +278,9 @@ def test_failure_problem_says_why_a_run_exits_4() -> None:
     assert failure_problem(some, None) is None
     assert failure_problem(some, 0.4) is None  # not above
     assert failure_problem(some, 0.39) == (
+        "4 of 10 trials failed (40%) (connection 3, timeout 1), above max_failure_rate 0.39"
+    )
+    assert failure_problem(some, 0.39, name="--max-failure-rate") == (
         "4 of 10 trials failed (40%) (connection 3, timeout 1), above --max-failure-rate 0.39"
     )
     assert failure_problem({"trials": 0}, 0.0) is None

@@ -93,7 +93,7 @@ class McpServer:
             raise InputError("an MCP server needs exactly one of a command or a URL")
         argv = shlex.split(command) if isinstance(command, str) else list(command or [])
         if command is not None and not argv:
-            raise InputError("an MCP server command must not be empty", field="--mcp")
+            raise InputError("an MCP server command must not be empty", field="mcp")
         self.argv = argv
         self.url = url
         self.env = env

@@ -50,7 +50,7 @@ from agenteval.agents.json_tools import (
 )
 from agenteval.agents.mcp_tools import McpServer
 from agenteval.agents.openai_chat import chat_completion
-from agenteval.agents.tool_loop_args import TOOL_FORMATS
+from agenteval.agents.tool_formats import TOOL_FORMATS
 from agenteval.agents.toolset import ToolSet, result_text
 from agenteval.cases.case import Case
 from agenteval.cases.prompt import build_messages

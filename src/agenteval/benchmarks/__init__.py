@@ -13,19 +13,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agenteval._util.lazy import lazy_getattr
-from agenteval.benchmarks._args import add_benchmark_args
 
 if TYPE_CHECKING:
-    from agenteval.benchmarks._run import benchmark_scorers, registry_from_args, run_benchmarks
+    from agenteval.benchmarks._suites import benchmark_scorers, registry_with
     from agenteval.benchmarks.builtin import benchmark, default_registry
     from agenteval.benchmarks.declarative import SUITE_SCORERS, load_benchmark_file
     from agenteval.benchmarks.registry import Benchmark, Registry
 
 # Imported on first use, so that `agenteval run` without --benchmark does not pay for them.
 _LAZY = {
-    "benchmark_scorers": "agenteval.benchmarks._run",
-    "registry_from_args": "agenteval.benchmarks._run",
-    "run_benchmarks": "agenteval.benchmarks._run",
+    "benchmark_scorers": "agenteval.benchmarks._suites",
+    "registry_with": "agenteval.benchmarks._suites",
     "SUITE_SCORERS": "agenteval.benchmarks.declarative",
     "load_benchmark_file": "agenteval.benchmarks.declarative",
     "Benchmark": "agenteval.benchmarks.registry",
@@ -42,11 +40,9 @@ __all__ = [
     "SUITE_SCORERS",
     "Benchmark",
     "Registry",
-    "add_benchmark_args",
     "benchmark",
     "benchmark_scorers",
     "default_registry",
     "load_benchmark_file",
-    "registry_from_args",
-    "run_benchmarks",
+    "registry_with",
 ]

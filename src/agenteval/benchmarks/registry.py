@@ -86,7 +86,7 @@ class Registry:
         except KeyError:
             known = ", ".join(sorted(self._items)) or "none"
             raise InputError(
-                f"unknown benchmark '{name}' (known: {known})", field="--benchmark"
+                f"unknown benchmark '{name}' (known: {known})", field="benchmark"
             ) from None
 
     def copy(self) -> Registry:

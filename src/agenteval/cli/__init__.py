@@ -12,13 +12,14 @@ interrupted by SIGINT / SIGTERM / SIGHUP (what finished is kept).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from agenteval._version import __version__
-from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError
+from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError, InputError
 
 COMMAND_MODULES = (
     "run",
@@ -45,6 +46,17 @@ COMMAND_OF = {
     "export-otel": "export_otel",
 }
 """Commands registered by a module of another name."""
+
+
+FIELD_FLAGS = {
+    "benchmark": "--benchmark",
+    "executor": "--executor",
+    "mcp": "--mcp",
+    "pii_kinds": "--pii-kinds",
+    "ray_address": "--ray-address",
+}
+"""The fields the layers below name in an InputError, as the flags that set them (an error
+below the command line names the field; the command line says the flag)."""
 
 
 _SPEC_REF = re.compile(r"\s*\(SPEC §[\w.§ ,-]*\)|\s*SPEC §[\w.-]*")
@@ -76,6 +88,18 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(EXIT_INPUT, f"agenteval: error: {_safe_message(message)}\n")
+
+
+@contextlib.contextmanager
+def flag_errors(**flags: str) -> Iterator[None]:
+    """An InputError in the block naming a field of ``flags`` (``pii_kinds="--pii-kinds"``)
+    names the command-line flag instead: the layers below the command line name fields."""
+    try:
+        yield
+    except InputError as e:
+        if e.field not in flags:
+            raise
+        raise InputError(e.message, file=e.file, line=e.line, field=flags[e.field]) from None
 
 
 def _wanted_module(argv: Sequence[str]) -> str | None:
@@ -128,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_INPUT
     try:
-        return int(args.func(args))
+        with flag_errors(**FIELD_FLAGS):
+            return int(args.func(args))
     except AgentEvalError as e:
         print(f"agenteval: error: {_safe_message(str(e))}", file=sys.stderr)
         return e.exit_code

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -20,6 +20,11 @@ from agenteval.scorers.config import ScorerConfig, ScorerOverrides
 from agenteval.scorers.config import build_scorers as _build_scorers
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import ScorerFn
+
+if TYPE_CHECKING:
+    from agenteval.rundir import RunWriter
+    from agenteval.summary.live import LiveSummary
+    from agenteval.summary.model import Summary
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -113,13 +118,19 @@ def console_for(args: argparse.Namespace) -> Console:
     )
 
 
+def say(text: str) -> None:
+    """What a command tells its user besides its output: ``text`` on stderr, at once (the
+    :data:`agenteval._util.say.Say` the command line gives the layers below it)."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def plain(text: str) -> str:
     """Text from untrusted sources made safe to print: escape sequences and controls removed
     (:func:`agenteval._util.untrusted.strip_unsafe`; tab and newline stay)."""
     return strip_unsafe(text)
 
 
-def render_summary(summary: Any, console: Console) -> None:
+def render_summary(summary: Summary, console: Console) -> None:
     """The terminal report of a finished run (imported on first use: --quiet never pays)."""
     from agenteval.report import render_terminal
 
@@ -127,7 +138,7 @@ def render_summary(summary: Any, console: Console) -> None:
 
 
 def finish_run(
-    writer: Any, console: Console, *, show: bool = True, live: Any = None
+    writer: RunWriter, console: Console, *, show: bool = True, live: LiveSummary | None = None
 ) -> dict[str, Any]:
     """:func:`agenteval.run.finish.finish_run` with the terminal report when ``show``."""
     return _finish.finish_run(writer, console, render=render_summary if show else None, live=live)

@@ -64,7 +64,7 @@ def register(sub: Any) -> None:
 
 def list_benchmarks(args: argparse.Namespace) -> int:
     """Print the registered suites; exit code 0."""
-    from agenteval.benchmarks import registry_from_args
+    from agenteval.cli._run_benchmarks import registry_from_args
 
     rows = [
         {

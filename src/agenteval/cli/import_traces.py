@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval._util.gc import frozen_heap
 from agenteval._util.outpaths import check_out_dir
-from agenteval.cli._common import add_scorer_args, build_scorers, console_for, finish_run, plain
+from agenteval.cli._common import (
+    add_scorer_args,
+    build_scorers,
+    console_for,
+    finish_run,
+    plain,
+    say,
+)
 from agenteval.errors import InputError, writing_run
 from agenteval.rundir import TRIALS, DatasetRef, RunHeader, RunWriter, cases_path, write_header
 from agenteval.rundir.writer import case_line
@@ -124,7 +131,7 @@ def _sha256(path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from agenteval.run.signals import exit_on_stop_signals
 
-    with exit_on_stop_signals():  # the spool is removed on SIGTERM/SIGHUP too
+    with exit_on_stop_signals(say):  # the spool is removed on SIGTERM/SIGHUP too
         return _run(args)
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agenteval._util.loop import new_event_loop
 from agenteval.cli.rescore_parallel import _lines
 from agenteval.errors import InputError
 from agenteval.executors import Executor, prepare
@@ -84,12 +85,7 @@ class JudgeJob:
 
     def setup(self) -> None:
         """Open the source, start the judge's HTTP session on this worker's event loop."""
-        try:
-            import uvloop
-
-            self._loop = uvloop.new_event_loop()
-        except ImportError:
-            self._loop = asyncio.new_event_loop()
+        self._loop = new_event_loop()
         self._cases = RunCases(self.src)
         self._fh = open(Path(self.src) / TRIALS, "rb")  # noqa: SIM115 - the worker's life
         self._judge = Judge(self.config)

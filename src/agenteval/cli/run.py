@@ -25,17 +25,18 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agenteval.agents import tool_loop_args
 from agenteval.agents.base import Agent
-from agenteval.benchmarks import add_benchmark_args
+from agenteval.cli import _tool_loop_args as tool_loop_args
+from agenteval.cli._benchmark_args import add_benchmark_args
 from agenteval.cli._common import (
     add_scorer_args,
     build_scorers,
     console_for,
     parse_params,
     render_summary,
+    say,
 )
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.user_args import add_user_args, user_from_args
@@ -43,6 +44,9 @@ from agenteval.errors import EXIT_NO_ANSWERS, InputError
 from agenteval.run.runner import RunSettings, failure_problem
 from agenteval.run.session import Session
 from agenteval.scoring.apply import Scorers
+
+if TYPE_CHECKING:
+    from agenteval.llm.http import RetryPolicy
 
 
 def register(sub: Any) -> None:
@@ -197,11 +201,12 @@ def build_agent(args: argparse.Namespace) -> Agent:
             "--otlp-receiver needs an HTTP agent (--http-config, --endpoint or --agent"
             " tool-loop); a Python --agent is captured in-process (--capture)"
         )
-    from agenteval.traces.receiver import OtlpReceiver, is_loopback, parse_address
+    from agenteval._util.net import is_loopback
+    from agenteval.traces.receiver import OtlpReceiver, parse_address
     from agenteval.traces.receiver_agent import ReceiverAgent
 
     host, port = parse_address(address)
-    receiver = OtlpReceiver(host, port)
+    receiver = OtlpReceiver(host, port, log=say)
     if not is_loopback(host):
         print(
             f"agenteval: warning: the OTLP receiver listens on {host}, not loopback: anyone"
@@ -273,8 +278,8 @@ def _adapter(args: argparse.Namespace) -> Agent:
     )
 
 
-def retry_policy(args: argparse.Namespace) -> Any:
-    from agenteval.llm.http import RetryPolicy
+def retry_policy(args: argparse.Namespace) -> RetryPolicy:
+    from agenteval.llm.http import RetryPolicy  # aiohttp: only the agents that need it
 
     return RetryPolicy(
         max_retries=args.max_retries,
@@ -285,11 +290,9 @@ def retry_policy(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     if args.benchmark:
-        from agenteval.benchmarks import run_benchmarks  # suites load only when asked for
+        from agenteval.cli._run_benchmarks import run_benchmarks  # suites load when asked for
 
-        return run_benchmarks(
-            args, build_agent, build_scorers, console_for(args), run_session=run_session
-        )
+        return run_benchmarks(args, build_agent, console_for(args), run_session=run_session)
     if not args.dataset:
         raise InputError("give a DATASET file")
     out = Path(args.out or f"runs/run-{datetime.now(UTC):%Y%m%d-%H%M%S}")
@@ -353,19 +356,26 @@ def run_session(
             )
         ],
     )
+    from agenteval.cli._progress import Mode, progress_display
+
+    mode: Mode
     if args.quiet:
         mode = "none"
     elif sys.stderr.isatty() and not os.environ.get("CI"):
         mode = "bar"
     else:
         mode = "lines"
-    result = session.run(progress=mode, console=console_for(args), render=render_summary)
+    result = session.run(
+        progress=progress_display(mode), say=say, console=console_for(args), render=render_summary
+    )
     receiver = getattr(agent, "receiver", None)
     if receiver is not None:  # what the OTLP receiver attributed and dropped
         print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)
     if result.interrupted:
         return result.exit_code
-    problem = failure_problem(result.summary or {}, args.max_failure_rate)
+    problem = failure_problem(
+        result.summary or {}, args.max_failure_rate, name="--max-failure-rate"
+    )
     if problem is not None:
         print(f"agenteval: error: {problem}", file=sys.stderr)
         return EXIT_NO_ANSWERS

@@ -69,7 +69,7 @@ async def _serve(root: Path, host: str, port: int, poll: float) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    from agenteval.view.app import is_loopback
+    from agenteval._util.net import is_loopback
 
     root = Path(args.dir)
     if not root.is_dir():

@@ -56,7 +56,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise InputError(
-            "--executor ray needs Ray: pip install -e '.[ray]'", field="--executor"
+            "--executor ray needs Ray: pip install -e '.[ray]'", field="executor"
         ) from None
     return ray
 
@@ -90,7 +90,7 @@ class RayPool:
                 where = address or "a local Ray instance"
                 message = " ".join(str(e).split())[:300]
                 raise InputError(
-                    f"cannot connect to {where}: {message}", field="--ray-address"
+                    f"cannot connect to {where}: {message}", field="ray_address"
                 ) from None
             self._owns = True
         self.size = size or max(1, int(ray.cluster_resources().get("CPU", 1)))

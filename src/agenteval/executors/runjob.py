@@ -14,20 +14,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agenteval._util.loop import new_event_loop
 from agenteval.agents.base import Agent
 from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
 from agenteval.executors.driver import drive
-from agenteval.executors.pool import Pool
-from agenteval.run.runner import RunProgress, RunSettings, TrialJudge, _Control, run_one
+from agenteval.executors.pool import JobSpec, Pool
+from agenteval.run.runner import RunControl, RunJudge, RunProgress, RunSettings, TrialJudge, run_one
 from agenteval.rundir import TRIALS, RunWriter
 from agenteval.rundir.recordable import recordable, recordable_scores
 from agenteval.rundir.trials import _ScoreKey, _trial_line
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import Score
 from agenteval.trials.trial import Failure, Trial
+
+if TYPE_CHECKING:
+    from agenteval.executors import Executor
 
 Item = tuple[Case, int]
 Result = list[tuple[str, bool]]
@@ -40,7 +44,7 @@ class RunJob:
 
     agent: Agent
     scorers: Scorers
-    judge: TrialJudge | None
+    judge: RunJudge | None
     timeout_s: float | None
     concurrency: int
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
@@ -56,15 +60,10 @@ class RunJob:
 
     def setup(self) -> None:
         """Start the agent (and the judge) on this worker's event loop."""
-        try:
-            import uvloop
-
-            self._loop = uvloop.new_event_loop()
-        except ImportError:
-            self._loop = asyncio.new_event_loop()
+        self._loop = new_event_loop()
         self._loop.run_until_complete(self.agent.start())
         if self.judge is not None:
-            self._loop.run_until_complete(self.judge.start())  # type: ignore[attr-defined]
+            self._loop.run_until_complete(self.judge.start())
 
     def __call__(self, batch: list[Item]) -> Result:
         assert self._loop is not None, "setup() first"
@@ -107,7 +106,7 @@ class RunJob:
             return
         self._loop.run_until_complete(self.agent.close())
         if self.judge is not None:
-            self._loop.run_until_complete(self.judge.close())  # type: ignore[attr-defined]
+            self._loop.run_until_complete(self.judge.close())
         self._loop.close()
 
 
@@ -125,7 +124,7 @@ def run_parallel(
     judge: TrialJudge | None,
     writer: RunWriter,
     progress: RunProgress,
-    control: _Control,
+    control: RunControl,
 ) -> None:
     """Run every item on ``pool``; append each trial in this (the driver's) thread.
 
@@ -184,8 +183,8 @@ def run_parallel(
 
 
 def run_job_spec(
-    agent: Agent, scorers: Scorers, judge: TrialJudge | None, settings: RunSettings
-) -> Any:
+    agent: Agent, scorers: Scorers, judge: RunJudge | None, settings: RunSettings
+) -> JobSpec:
     """Check that the agent, scorers and judge can travel to workers; the job to send.
 
     Raises InputError naming the first part that cannot (before the run starts)."""
@@ -207,8 +206,8 @@ def run_job_spec(
 
 
 async def run_on_workers(
-    executor: Any,
-    spec: Any,
+    executor: Executor,
+    spec: JobSpec,
     items: Iterator[Item],
     *,
     settings: RunSettings,
@@ -216,7 +215,7 @@ async def run_on_workers(
     judge: TrialJudge | None,
     writer: RunWriter,
     progress: RunProgress,
-    control: _Control,
+    control: RunControl,
 ) -> None:
     """Start ``executor``'s workers with ``spec`` and run every item on them (in a thread,
     so that this event loop keeps handling Ctrl-C); the workers are ended on return.

@@ -18,7 +18,7 @@ text, a value JSON cannot encode) is repaired or turned into an ``agent_error`` 
 :mod:`agenteval.rundir.recordable`, and the run goes on. Ctrl-C twice also cancels the judge calls
 in flight; their scores are inconclusive (``inconclusive: cancelled ...``). When the run can
 no longer be written (disk full, permission denied) no further trial is appended (a torn
-line would follow), the run stops starting trials, and :attr:`_Control.io_error` holds the
+line would follow), the run stops starting trials, and :attr:`RunControl.io_error` holds the
 error to report.
 """
 
@@ -41,6 +41,7 @@ from agenteval.rundir import TRIALS, RunWriter
 from agenteval.rundir.recordable import recordable, recordable_scores
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import Score
+from agenteval.scoring.spec import ScorerSpec
 from agenteval.trials.trial import Failure, Latency, Trial
 
 
@@ -52,6 +53,24 @@ class TrialJudge(Protocol):
     def inconclusive(self, reason: str) -> dict[str, Score]:
         """Every score this judge gives, as inconclusive with ``reason``."""
         ...
+
+
+class RunJudge(TrialJudge, Protocol):
+    """What a run needs of its LLM judge (:class:`agenteval.judge.Judge` is one): it is
+    started and closed on the run's event loop, and named in ``run.json``."""
+
+    @property
+    def specs(self) -> list[ScorerSpec]:
+        """The scorer spec of each score it gives (recorded in ``run.json``)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What ``run.json`` records under ``agent.judge`` (never a secret)."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -81,7 +100,7 @@ class RunProgress:
 
 
 @dataclass(slots=True)
-class _Control:
+class RunControl:
     """How a run is steered from outside (signal handlers) and what stopped it."""
 
     stop: bool = False
@@ -213,7 +232,7 @@ async def run_trials(
     writer: RunWriter,
     judge: TrialJudge | None = None,
     progress: RunProgress | None = None,
-    control: _Control | None = None,
+    control: RunControl | None = None,
 ) -> RunProgress:
     """Run every item with ``settings.concurrency`` workers; score and write each trial.
 
@@ -221,7 +240,7 @@ async def run_trials(
     error is left in ``control.io_error``.
     """
     prog = progress or RunProgress()
-    ctl = control or _Control()
+    ctl = control or RunControl()
 
     async def scored(case: Case, trial: Trial) -> dict[str, Score]:
         scores = scorers.apply(case, trial)
@@ -299,11 +318,14 @@ def _uncancel() -> None:
         task.uncancel()
 
 
-def failure_problem(summary: dict[str, Any], max_failure_rate: float | None) -> str | None:
+def failure_problem(
+    summary: dict[str, Any], max_failure_rate: float | None, *, name: str = "max_failure_rate"
+) -> str | None:
     """Why a finished run must exit with ``EXIT_NO_ANSWERS``, or None.
 
     No trial got an answer (and there was at least one), or the share of failed trials is
-    above ``max_failure_rate``. ``summary`` is the run's summary (``run.json``).
+    above ``max_failure_rate`` (called ``name`` in the message: the command line passes its
+    flag). ``summary`` is the run's summary (``run.json``).
     """
     trials = int(summary.get("trials") or 0)
     failed = int(summary.get("failed") or 0)
@@ -318,6 +340,6 @@ def failure_problem(summary: dict[str, Any], max_failure_rate: float | None) -> 
     if max_failure_rate is not None and failed / trials > max_failure_rate:
         return (
             f"{failed} of {trials} trials failed ({failed / trials:.0%}){detail}, above"
-            f" --max-failure-rate {max_failure_rate:g}"
+            f" {name} {max_failure_rate:g}"
         )
     return None

@@ -10,18 +10,19 @@ import asyncio
 import contextlib
 import shutil
 import signal
-import sys
 import tempfile
-import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from agenteval._util.loop import run_event_loop
 from agenteval._util.outpaths import check_out_dir
+from agenteval._util.say import Say, log_warning
 from agenteval._util.secrets import redact_mapping
 from agenteval.agents.base import Agent
 from agenteval.cases.case import Case
@@ -29,10 +30,11 @@ from agenteval.dataset import scan_dataset
 from agenteval.errors import InputError, RunWriteError
 from agenteval.run.finish import Render, finish_run, live_summary
 from agenteval.run.runner import (
+    RunControl,
+    RunJudge,
     RunProgress,
     RunSettings,
     TrialJudge,
-    _Control,
     run_trials,
     work_items,
 )
@@ -45,11 +47,17 @@ from agenteval.run.signals import (
 from agenteval.rundir import CASES, HEADER, DatasetRef, RunHeader, RunWriter
 from agenteval.rundir.fingerprint import describe_differences, differences, digest
 from agenteval.scoring.apply import Scorers
-from agenteval.trials.trial import Trial
 
 if TYPE_CHECKING:
+    from agenteval.conversation.users import SimulatedUser
+    from agenteval.executors import Executor
+    from agenteval.executors.pool import JobSpec
     from agenteval.summary.live import LiveSummary
 
+
+ProgressDisplay = Callable[[int], AbstractContextManager[RunProgress]]
+"""How a run's progress is shown: given the number of trials to run, a context manager
+yielding the counters the runner updates as trials finish (``agenteval run``'s bar)."""
 
 KEEP_CASES_BYTES = 4 << 20
 """A fresh run whose dataset file is at most this big (4 MiB) keeps the Case objects of the
@@ -75,6 +83,20 @@ class SessionResult:
         return exit_code_for(self.signal)
 
 
+@dataclass(frozen=True, slots=True)
+class OpenedRun:
+    """A run :meth:`Session.open` created or reopened; no trial has run yet."""
+
+    writer: RunWriter
+    """The run's one writer (holds its lock); close it when the run ends."""
+    done: set[tuple[str, int]]
+    """The (case id, repeat) pairs already recorded (a resume), not run again."""
+    remaining: int
+    """Trials still to run."""
+    notes: list[str]
+    """What a resume found and repaired (``3 trial(s) already recorded``...)."""
+
+
 @dataclass(slots=True)
 class Session:
     """Everything one evaluation needs, passed in (no ambient state)."""
@@ -87,16 +109,17 @@ class Session:
     limit: int | None = None
     resume: bool = False
     prices: dict[str, Any] | None = None
-    judge: Any | None = None  # agenteval.judge.Judge: start(), close(), score(), describe()
+    judge: RunJudge | None = None
+    """The LLM judge (an :class:`agenteval.judge.Judge`), started and closed by the run."""
     extra_settings: dict[str, Any] = field(default_factory=dict)
     command: str = "agenteval run"
     """Written into the run's lock file, for the message a second writer gets."""
     inputs: list[tuple[str, Path | None]] = field(default_factory=list)
     """Other input files (prompt template, price table...) ``out`` must not be or contain."""
 
-    executor: Any | None = None
-    """An :class:`agenteval.executors.Executor`: trials run on its workers (None: here)."""
-    _job: Any | None = None
+    executor: Executor | None = None
+    """Trials run on its workers (None: in this process)."""
+    _job: JobSpec | None = None
     """What the workers get (checked picklable by :meth:`open` before the run starts)."""
 
     live: LiveSummary | None = None
@@ -105,7 +128,7 @@ class Session:
     _kept: list[Case] | None = None
     """A small dataset's cases as validated by the dataset pass (:data:`KEEP_CASES_BYTES`)."""
 
-    user: Any | None = None
+    user: SimulatedUser | None = None
     """The simulated user (agenteval.conversation.users) for cases with a ``user`` block."""
 
     def __post_init__(self) -> None:
@@ -127,7 +150,7 @@ class Session:
                 if line.strip():
                     yield Case.model_validate_json(line)
 
-    def open(self) -> tuple[RunWriter, set[tuple[str, int]], int, list[str]]:
+    def open(self) -> OpenedRun:
         """Validate the dataset, create or reopen the run; nothing runs yet.
 
         ``out`` must not be, contain or lie inside the dataset or another input. A resume
@@ -172,7 +195,7 @@ class Session:
                 writer.close()
                 raise
             notes.append(f"{len(done)} trial(s) already recorded")
-            return writer, done, total * self.settings.repeats - len(done), notes
+            return OpenedRun(writer, done, total * self.settings.repeats - len(done), notes)
         snapshot, ref = self._scan_and_snapshot()
         try:
             writer = RunWriter.create(self.out, self._header(ref), command=self.command)
@@ -185,7 +208,7 @@ class Session:
             snapshot.unlink(missing_ok=True)
         self.live = live_summary(writer)
         total = min(ref.cases, self.limit) if self.limit else ref.cases
-        return writer, set(), total * self.settings.repeats, []
+        return OpenedRun(writer, set(), total * self.settings.repeats, [])
 
     def _scan_and_snapshot(self) -> tuple[Path, DatasetRef]:
         """Read the dataset once: validate every case, check that ids are unique, hash the
@@ -239,19 +262,15 @@ class Session:
         setattr(header, "fingerprint", digest(header))  # noqa: B010 - an extra header field
         return header
 
-    async def arun(
-        self,
-        writer: RunWriter,
-        done: set[tuple[str, int]],
-        progress: RunProgress,
-        control: _Control,
-    ) -> None:
-        """Run the missing trials on the current event loop."""
-        items = work_items(self._cases(), self.settings.repeats, done)
+    async def arun(self, opened: OpenedRun, progress: RunProgress, control: RunControl) -> None:
+        """Run the missing trials of ``opened`` on the current event loop."""
+        writer = opened.writer
+        items = work_items(self._cases(), self.settings.repeats, opened.done)
         judge: TrialJudge | None = self.judge
         if self.executor is not None:  # workers compute, this process writes
             from agenteval.executors.runjob import run_on_workers
 
+            assert self._job is not None, "open() checks what travels to the workers"
             self.live = None  # the summary is read back from trials.jsonl at the end
             await run_on_workers(
                 self.executor,
@@ -297,12 +316,16 @@ class Session:
     def run(
         self,
         *,
-        progress: str = "none",
+        progress: ProgressDisplay | None = None,
+        say: Say | None = None,
         console: Console | None = None,
         render: Render | None = None,
     ) -> SessionResult:
-        """Run on a new event loop with signal handling; progress "bar", "lines" or "none";
-        the finished run's summary is shown on ``console`` with ``render``, when both are set.
+        """Run on a new event loop with signal handling; ``progress`` (given the number of
+        trials to run) shows them as they finish; the finished run's summary is shown on
+        ``console`` with ``render``, when both are set. What the run says to its user (what
+        a resume repaired, an interrupt) goes to ``say`` (default: a warning of the
+        ``agenteval`` logger, which Python prints on stderr when logging is not configured).
 
         SIGINT (Ctrl-C), SIGTERM and SIGHUP: the first stops new trials and lets those in
         flight finish; a second (of any of them) cancels the trials in flight, recorded as
@@ -314,13 +337,15 @@ class Session:
         appended after the error, what was written is kept, no summary is written, and
         ``--resume`` continues the run.
         """
+        tell = say or log_warning
         try:
-            writer, done, remaining, notes = self.open()
+            opened = self.open()
         except OSError as e:
             raise RunWriteError.from_os_error(e, self.out) from None
-        for note in notes:  # said now, so that a repair is reported even if this run dies
-            print(f"agenteval: resume: {note}", file=sys.stderr, flush=True)
-        ctl = _Control()
+        writer = opened.writer
+        for note in opened.notes:  # said now, so that a repair is reported even if this run dies
+            tell(f"agenteval: resume: {note}")
+        ctl = RunControl()
         received: list[int] = []
 
         def on_signal(signum: int) -> None:
@@ -328,10 +353,9 @@ class Session:
             ctl.stop = True
             if len(received) == 1:
                 name = "" if signum == signal.SIGINT else f" ({signal_name(signum)})"
-                print(
+                tell(
                     f"\nagenteval: interrupted{name}: finishing trials in flight (Ctrl-C again"
-                    " to cancel them)",
-                    file=sys.stderr,
+                    " to cancel them)"
                 )
             else:
                 ctl.cancel()
@@ -341,8 +365,9 @@ class Session:
             for sig in STOP_SIGNALS:
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.add_signal_handler(sig, on_signal, sig)
-            with _Progress(remaining, progress) as prog:
-                await self.arun(writer, done, prog, ctl)
+            shown = progress(opened.remaining) if progress is not None else None
+            with shown or contextlib.nullcontext(RunProgress()) as prog:
+                await self.arun(opened, prog, ctl)
 
         summary = None
         try:
@@ -363,7 +388,11 @@ class Session:
             _close(writer, quietly=ctl.io_error is not None)
         first = received[0] if received else None
         return SessionResult(
-            self.out, interrupted=first is not None, notes=notes, signal=first, summary=summary
+            self.out,
+            interrupted=first is not None,
+            notes=opened.notes,
+            signal=first,
+            summary=summary,
         )
 
 
@@ -374,68 +403,3 @@ def _close(writer: RunWriter, *, quietly: bool) -> None:
     except OSError as e:
         if not quietly:
             raise RunWriteError.from_os_error(e, writer.run_dir) from None
-
-
-def run_event_loop(coro: Any) -> Any:
-    """Run a coroutine on a fresh event loop (uvloop when installed)."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(coro)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(coro)
-
-
-class _Progress:
-    """A rich progress bar ("bar"), a plain line every 10% or 10 s ("lines"), or nothing."""
-
-    def __init__(self, total: int, mode: str) -> None:
-        self.total = total
-        self.mode = mode
-        self.state = RunProgress(on_trial=self._tick if mode != "none" else None)
-        self._bar: Any = None  # rich.progress.Progress, imported only when shown
-        self._task: Any = None
-        self._t0 = time.monotonic()
-        self._next_line = time.monotonic() + 10
-        self._step = max(1, total // 10)
-
-    def __enter__(self) -> RunProgress:
-        if self.mode == "bar":
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(
-                TextColumn("[bold]trials"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[failed]} failed"),
-                TextColumn("{task.fields[rate]}/s"),
-                TimeRemainingColumn(),
-                console=Console(file=sys.stderr),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("run", total=self.total, failed=0, rate="0.0")
-        return self.state
-
-    def _tick(self, p: RunProgress, trial: Trial) -> None:
-        now = time.monotonic()
-        rate = p.done / max(1e-9, now - self._t0)
-        if self._bar is not None:
-            self._bar.update(self._task, completed=p.done, failed=p.failed, rate=f"{rate:.1f}")
-        elif p.done % self._step == 0 or p.done == self.total or now >= self._next_line:
-            self._next_line = now + 10
-            print(
-                f"agenteval: {p.done}/{self.total} trials, {p.failed} failed, {rate:.1f}/s",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()

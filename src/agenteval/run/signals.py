@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 
+from agenteval._util.say import Say, log_warning
 from agenteval.errors import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
 
 SIGHUP: int | None = getattr(signal, "SIGHUP", None)  # not on Windows
@@ -61,16 +61,17 @@ def restored_signal_handlers() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def exit_on_stop_signals() -> Iterator[None]:
+def exit_on_stop_signals(say: Say = log_warning) -> Iterator[None]:
     """SIGTERM and SIGHUP raise SystemExit (143, 129) in the block, as Ctrl-C raises
     KeyboardInterrupt: the block's ``finally`` and ``with`` exits run (temporary files are
-    removed) instead of the process dying on the spot. Main thread only."""
+    removed) instead of the process dying on the spot; ``say`` is told which one came.
+    Main thread only."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum: int, frame: object) -> None:
-        print(f"agenteval: stopped by {signal_name(signum)}", file=sys.stderr, flush=True)
+        say(f"agenteval: stopped by {signal_name(signum)}")
         raise SystemExit(exit_code_for(signum))
 
     sigs = [s for s in STOP_SIGNALS if s != signal.SIGINT]

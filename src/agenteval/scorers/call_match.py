@@ -39,73 +39,27 @@ from dataclasses import dataclass
 from agenteval.cases.calls import CallSpec, show_call
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
+from agenteval.scorers._match import (
+    MATCH_MODES,
+    match_in_mode,
+    max_matching,
+    ordered_matching,
+)
 from agenteval.scoring.score import Score, not_applicable
 from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import ToolCall, Trial
 
-MATCH_MODES = ("strict", "unordered", "subset", "superset", "in_order")
-"""The match modes, as a case's ``match_mode`` names them."""
+__all__ = [
+    "MATCH_MODES",
+    "CallMatch",
+    "make_tool_call_match",
+    "match_calls",
+    "max_matching",
+    "ordered_matching",
+    "tool_call_match",
+]
 
 _NO_EXPECTED = not_applicable("case has no expected_calls")
-
-
-def max_matching(adj: Sequence[Sequence[bool]]) -> list[int | None]:
-    """A maximum bipartite matching: ``out[i]`` is the column matched to row ``i`` or None.
-
-    ``adj[i][j]`` says whether row ``i`` may pair with column ``j``. Kuhn's augmenting
-    paths, ``O(rows · edges)``: exact (no greedy choice survives an augmenting path), and
-    fast for the tens of calls a case has.
-    """
-    rows = len(adj)
-    cols = len(adj[0]) if rows else 0
-    owner: list[int | None] = [None] * cols
-
-    def augment(i: int, seen: list[bool]) -> bool:
-        for j in range(cols):
-            if adj[i][j] and not seen[j]:
-                seen[j] = True
-                o = owner[j]
-                if o is None or augment(o, seen):
-                    owner[j] = i
-                    return True
-        return False
-
-    for i in range(rows):
-        augment(i, [False] * cols)
-    out: list[int | None] = [None] * rows
-    for j, row in enumerate(owner):
-        if row is not None:
-            out[row] = j
-    return out
-
-
-def ordered_matching(adj: Sequence[Sequence[bool]]) -> list[int | None]:
-    """A maximum order-preserving matching (longest common subsequence), as ``max_matching``.
-
-    Pairs ``(i, j)`` and ``(i2, j2)`` with ``i < i2`` always have ``j < j2``. Ties go to
-    the earliest columns.
-    """
-    rows = len(adj)
-    cols = len(adj[0]) if rows else 0
-    # best[i][j]: LCS length of rows i.. and columns j..
-    best = [[0] * (cols + 1) for _ in range(rows + 1)]
-    for i in range(rows - 1, -1, -1):
-        for j in range(cols - 1, -1, -1):
-            if adj[i][j]:
-                best[i][j] = 1 + best[i + 1][j + 1]
-            else:
-                best[i][j] = max(best[i + 1][j], best[i][j + 1])
-    out: list[int | None] = [None] * rows
-    i = j = 0
-    while i < rows and j < cols:
-        if adj[i][j] and best[i][j] == 1 + best[i + 1][j + 1]:
-            out[i] = j
-            i, j = i + 1, j + 1
-        elif best[i + 1][j] >= best[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,16 +81,10 @@ class CallMatch:
 
 def match_calls(specs: Sequence[CallSpec], calls: Sequence[ToolCall], mode: str) -> CallMatch:
     """Compare ``specs`` with ``calls`` in ``mode`` (see the module docstring)."""
-    if mode not in MATCH_MODES:
-        raise ValueError(f"unknown match mode '{mode}' (known: {', '.join(MATCH_MODES)})")
     n, m = len(specs), len(calls)
     problems = [[s.problem(c.name, c.arguments) for c in calls] for s in specs]
-    adj = [[p is None for p in row] for row in problems]
-    ordered = mode in ("strict", "in_order")
-    pairs = ordered_matching(adj) if ordered else max_matching(adj)
-    k = sum(p is not None for p in pairs)
-    den = {"subset": n, "in_order": n, "superset": m}.get(mode, n + m - k)
-    value = 1.0 if den == 0 else k / den
+    found = match_in_mode([[p is None for p in row] for row in problems], m, mode)
+    pairs, k, value = list(found.pairs), found.matched, found.value
     if value >= 1.0:
         other = f", {m - k} other calls allowed" if m > k else ""
         if n == 0:
@@ -147,7 +95,7 @@ def match_calls(specs: Sequence[CallSpec], calls: Sequence[ToolCall], mode: str)
         reason = f"{k} of {n} expected calls matched, {m} made ({mode}): " + _divergence(
             specs, calls, problems, pairs, mode
         )
-    return CallMatch(mode, n, m, tuple(pairs), value, reason)
+    return CallMatch(mode, n, m, found.pairs, value, reason)
 
 
 def _divergence(

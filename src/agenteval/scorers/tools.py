@@ -20,7 +20,7 @@ from agenteval.cases.arguments import ToolDefs, checker_for, valid_json_only
 from agenteval.cases.case import Case
 from agenteval.cases.tooldefs import IDEMPOTENT
 from agenteval.scorers._answer import call_ref, unanswered
-from agenteval.scorers.call_match import max_matching, ordered_matching
+from agenteval.scorers._match import match_in_mode
 from agenteval.scoring.score import BINARY_THRESHOLD, GRADED_THRESHOLD, Score, not_applicable
 from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import ToolCall, Trial
@@ -215,13 +215,9 @@ def trajectory_order(case: Case, trial: Trial) -> Score:
 
 
 def _trajectory_in_mode(expected: list[str], made: list[str], mode: str) -> Score:
-    adj = [[e == a for a in made] for e in expected]
-    ordered = mode in ("strict", "in_order")
-    pairs = ordered_matching(adj) if ordered else max_matching(adj)
-    n, m = len(expected), len(made)
-    k = sum(p is not None for p in pairs)
-    den = {"subset": n, "in_order": n, "superset": m}.get(mode, n + m - k)
-    value = 1.0 if den == 0 else k / den
+    found = match_in_mode([[e == a for a in made] for e in expected], len(made), mode)
+    n, m, k, den, pairs = found.expected, found.made, found.matched, found.denominator, found.pairs
+    value = found.value
     head = f"matched {k} of {n} steps, {m} calls made ({mode})"
     if value >= 1.0:
         return Score(1.0, head)

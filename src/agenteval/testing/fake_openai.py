@@ -47,6 +47,7 @@ from typing import Any
 
 from aiohttp import web
 
+from agenteval._util.loop import run_event_loop
 from agenteval.testing.fake_responses import response_for
 from agenteval.testing.fake_stream import (
     chat_chunks,
@@ -416,13 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ValueError as e:
         parser.error(str(e))
-    try:
-        import uvloop
-
-        runner: Any = uvloop.run
-    except ImportError:
-        runner = asyncio.run
-    runner(_serve(config, args.host, args.port))
+    run_event_loop(_serve(config, args.host, args.port))
     return 0
 
 

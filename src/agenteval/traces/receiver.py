@@ -31,15 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import socket
-import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.llm.propagation import TraceContext
 from agenteval.traces.otlp import decode_body
@@ -69,16 +67,6 @@ def parse_address(value: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise InputError(f"--otlp-receiver must be HOST:PORT (port 0-65535) or auto, got {value!r}")
     return host, int(port)
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(slots=True)
@@ -181,17 +169,14 @@ def protobuf_available() -> bool:
     return True
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 class OtlpReceiver:
     """The receiver (module docstring). The socket is bound when it is built — so a port
     in use is an InputError (exit 2) before the run starts — and served from
     :meth:`start` to :meth:`close` on the running event loop.
 
-    ``log`` takes one line per event worth telling (a refused request); the default
-    writes to stderr.
+    ``log`` takes one line per event worth telling (a refused request); the default is a
+    warning of the ``agenteval`` logger (:mod:`agenteval._util.say`; the command line
+    passes its own, which prints the line on stderr).
     """
 
     def __init__(
@@ -200,7 +185,7 @@ class OtlpReceiver:
         port: int,
         *,
         max_body: int = MAX_BODY,
-        log: Callable[[str], None] = _stderr,
+        log: Say = log_warning,
     ) -> None:
         self._sock = _bind(host, port)
         bound = self._sock.getsockname()

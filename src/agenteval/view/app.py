@@ -15,7 +15,6 @@ in the :class:`~agenteval.view.catalog.Catalog`; an unknown key is a 404.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -35,16 +34,6 @@ PAGE_MAX = 500
 CATALOG: web.AppKey[Catalog] = web.AppKey("catalog", Catalog)
 POLL: web.AppKey[float] = web.AppKey("poll", float)
 _STATIC = {"view.js": "application/javascript", "view.css": "text/css"}
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:

@@ -15,69 +15,39 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
-from agenteval.benchmarks.builtin import default_registry
-from agenteval.benchmarks.declarative import load_benchmark_file
-from agenteval.benchmarks.registry import Benchmark, Registry
+from agenteval.agents.base import Agent
+from agenteval.benchmarks import Benchmark, Registry, benchmark_scorers, registry_with
 from agenteval.errors import InputError
-from agenteval.scorers import BUILTIN_SCORER_NAMES, builtin_scorers, make_pii_leakage
 from agenteval.scorers.config import load_scorer
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import ScorerFn
 
+RunSession = Callable[..., int]
+"""``run_session(ns, dataset=, agent=, scorers=, out=, extra_settings=)``: one suite's run,
+its exit code (:func:`agenteval.cli.run.run_session`)."""
+
 
 def registry_from_args(args: argparse.Namespace) -> Registry:
     """The default registry, plus the benchmarks of every ``--benchmark-file``."""
-    files = list(getattr(args, "benchmark_file", None) or [])
-    if not files:
-        return default_registry()
-    reg = default_registry().copy()
-    for f in files:
-        load_benchmark_file(f, reg)
-    return reg
-
-
-def benchmark_scorers(bench: Benchmark, pii_kinds: list[str] | None = None) -> list[ScorerFn]:
-    """The suite's scorers: its built-in ones (configured with its tools), then its own."""
-    unknown = set(bench.builtin_scorers) - set(BUILTIN_SCORER_NAMES)
-    if unknown:
-        raise InputError(f"benchmark '{bench.name}' names unknown scorer(s) {sorted(unknown)}")
-    try:
-        if pii_kinds is not None:
-            make_pii_leakage(pii_kinds)  # checked even when the suite does not run it
-        fns: list[ScorerFn] = list(
-            builtin_scorers(
-                suite_tools=list(bench.tools) or None,
-                pii_kinds=pii_kinds,
-                names=bench.builtin_scorers,
-            )
-        )
-    except ValueError as e:
-        raise InputError(str(e), field="--pii-kinds") from None
-    return fns + list(bench.scorers)
+    return registry_with(list(getattr(args, "benchmark_file", None) or []))
 
 
 def run_benchmarks(
     args: argparse.Namespace,
-    build_agent: Callable[[argparse.Namespace], Any],
-    build_scorers: Callable[..., Scorers],
+    build_agent: Callable[[argparse.Namespace], Agent],
     console: Console,
     *,
-    run_session: Callable[..., int],
+    run_session: RunSession,
 ) -> int:
     """Run every benchmark named by ``args.benchmark``; the exit code (0, or 130 interrupted).
 
     ``build_agent(args)`` makes the agent (it reads ``args.prompt_template`` as a file
-    path). ``build_scorers`` is accepted for symmetry with ``run`` but the suite decides
-    its scorers; ``--scorer`` ones are added. ``run_session(ns, dataset=, agent=, scorers=,
-    out=, extra_settings=)`` runs one suite and returns its exit code (the command line's
-    ``run`` passes its own, so this package never imports the command line). Every name,
-    the dataset override and the judge options are checked before any agent is called.
+    path). The suite decides its scorers; ``--scorer`` ones are added. Every name, the
+    dataset override and the judge options are checked before any agent is called.
     """
-    del build_scorers  # the suite chooses its scorers; --scorer ones are added below
     reg = registry_from_args(args)
     names = [n.strip() for n in str(args.benchmark).split(",") if n.strip()]
     if not names:
@@ -122,13 +92,13 @@ def _run_one(
     b: Benchmark,
     dataset: Path,
     out: Path,
-    build_agent: Callable[[argparse.Namespace], Any],
+    build_agent: Callable[[argparse.Namespace], Agent],
     kinds: list[str] | None,
     extra: list[ScorerFn],
     console: Console,
-    run_session: Callable[..., int],
+    run_session: RunSession,
 ) -> int:
-    scorers = Scorers([*benchmark_scorers(b, kinds), *extra])
+    scorers = Scorers([*benchmark_scorers(b, kinds), *extra])  # field pii_kinds: FIELD_FLAGS
     agent = build_agent(ns)
     if not ns.quiet:
         console.print(f"benchmark {b.name}", markup=False, highlight=False)

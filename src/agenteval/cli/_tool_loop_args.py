@@ -1,16 +1,15 @@
 """The ``--agent tool-loop`` options of ``agenteval run``, without importing the tool loop.
 
-Kept apart from :mod:`agenteval.agents.tool_loop` so that building the command line (every
-``agenteval run``) does not import the tool set, MCP and JSON-tool machinery that only
-``--agent tool-loop`` uses.
+Kept apart from :mod:`agenteval.cli._tool_loop` (which builds the agent) so that building
+the command line (every ``agenteval run``) does not import the tool set, MCP and JSON-tool
+machinery that only ``--agent tool-loop`` uses.
 """
 
 from __future__ import annotations
 
 import argparse
 
-TOOL_FORMATS: tuple[str, ...] = ("native", "json")
-"""How the tool loop asks for tool calls (see :mod:`agenteval.agents.json_tools`)."""
+from agenteval.agents.tool_formats import TOOL_FORMATS
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:

@@ -1,0 +1,16 @@
+"""Network addresses: which hosts only this machine can reach."""
+
+from __future__ import annotations
+
+import ipaddress
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1); False for any
+    other name or address, and for text that is neither (``""``, ``"[::1]"``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
