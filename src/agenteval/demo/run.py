@@ -156,8 +156,9 @@ def _run(
         prices=prices,
         user=PythonUser(customer),  # the rule-based customer of the conversations
     )
-    session.run(console=console)
-    from agenteval.report import write_html
+    from agenteval.report import render_terminal, write_html
+
+    session.run(console=console, render=render_terminal)
 
     write_html(out, out / "report.html")
     return out
