@@ -1,4 +1,4 @@
-"""Run ``agenteval.evaluate.evaluate()`` once in a fresh process and report its timing.
+"""Run ``agenteval.evaluation.evaluate()`` once in a fresh process and report its timing.
 
     python bench/evaluate_child.py DATASET.jsonl BASE_URL OUT_DIR [--concurrency 100]
 
@@ -27,7 +27,7 @@ from itertools import islice
 from pathlib import Path
 
 from agenteval.agents.openai_chat import OpenAIChatAgent
-from agenteval.evaluate import evaluate
+from agenteval.evaluation import evaluate
 
 
 def _cpu() -> float:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,21 @@ def test_run_json_records_every_scorer_with_its_spec(tmp_path: Path) -> None:
     ]
     (trial,) = run.trials()
     assert trial.scores["careful"].status == "passed"
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "from agenteval import aevaluate, evaluate",
+        "from agenteval import evaluate, aevaluate",
+        "import agenteval.evaluation\nfrom agenteval import evaluate, aevaluate",
+        "from agenteval import Run\nfrom agenteval import evaluate, aevaluate",
+    ],
+)
+def test_the_public_names_are_the_functions_in_any_import_order(imports: str) -> None:
+    """``from agenteval import evaluate`` is the function, whatever was imported first (the
+    module was once named ``agenteval/evaluate.py``: importing it bound the package's
+    ``evaluate`` attribute to the module, so the second name imported was the module)."""
+    code = imports + "\nimport inspect\nassert inspect.isfunction(evaluate), evaluate\n"
+    code += "assert inspect.iscoroutinefunction(aevaluate), aevaluate\n"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

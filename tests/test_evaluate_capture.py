@@ -13,7 +13,7 @@ from agenteval import evaluate
 from agenteval.agents.python import PythonAgent
 from agenteval.cases.case import Case
 from agenteval.errors import InputError
-from agenteval.evaluate import aevaluate
+from agenteval.evaluation import aevaluate
 
 CASES = [{"id": "a", "input": "Ada"}, {"id": "b", "input": "Bo"}]
 

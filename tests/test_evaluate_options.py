@@ -10,7 +10,7 @@ import pytest
 
 from agenteval.cases.case import Case
 from agenteval.errors import InputError
-from agenteval.evaluate import EvaluateKwargs, EvaluateOptions, aevaluate, evaluate
+from agenteval.evaluation import EvaluateKwargs, EvaluateOptions, aevaluate, evaluate
 from agenteval.summary.model import Summary
 
 CASES = [

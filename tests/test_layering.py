@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     {"run", "executors"},
     {"gate"},
     {"report", "view", "frames"},
-    {"evaluate", "benchmarks", "demo", "testing", "http"},
+    {"evaluation", "benchmarks", "demo", "testing", "http"},
     {"cli", "__main__", "mcp_server"},
     {""},  # the package root: the public API, imported lazily
 ]

@@ -28,14 +28,14 @@ if TYPE_CHECKING:
     from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
     from agenteval.benchmarks import benchmark
     from agenteval.conversation.users import llm_user
-    from agenteval.evaluate import Run, aevaluate, evaluate
+    from agenteval.evaluation import Run, aevaluate, evaluate
     from agenteval.judge import Judge, JudgeConfig, load_rubric
     from agenteval.scorers import builtin_scorers
 
 _LAZY = {
-    "evaluate": "agenteval.evaluate",
-    "aevaluate": "agenteval.evaluate",
-    "Run": "agenteval.evaluate",
+    "evaluate": "agenteval.evaluation",
+    "aevaluate": "agenteval.evaluation",
+    "Run": "agenteval.evaluation",
     "builtin_scorers": "agenteval.scorers",
     "Agent": "agenteval.agents.base",
     "AgentFailure": "agenteval.agents.base",

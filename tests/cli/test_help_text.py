@@ -27,7 +27,7 @@ def test_help_text_rules() -> None:
     from agenteval.cli import help_text
 
     text = (
-        "``agenteval run`` calls :func:`~agenteval.evaluate.evaluate` and"
+        "``agenteval run`` calls :func:`~agenteval.evaluation.evaluate` and"
         " :class:`Summary <agenteval.report.Summary>`, **always** (SPEC §2.1); see `a b`."
     )
     assert help_text(text) == "agenteval run calls evaluate and Summary, always; see a b."

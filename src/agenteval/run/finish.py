@@ -2,7 +2,7 @@
 renderer) printed.
 
 Shared by every command and API that writes a run (``run``, ``score``, ``rescore``,
-``judge``, :class:`~agenteval.run.session.Session`, :func:`~agenteval.evaluate.evaluate`).
+``judge``, :class:`~agenteval.run.session.Session`, :func:`~agenteval.evaluation.evaluate`).
 """
 
 from __future__ import annotations
