@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from itertools import count
 from pathlib import Path
 
 import pytest
@@ -33,3 +37,56 @@ def run_cli(
 @pytest.fixture
 def cli():  # type: ignore[no-untyped-def]
     return run_cli
+
+
+# --- Running in parallel (pytest-xdist, ``-n`` in pyproject.toml) -------------------------
+#
+# Each test gets a TMPDIR of its own, so that a test asserting "nothing left in TMPDIR"
+# sees only its own files, whatever the other workers are doing at the same moment. The
+# directories are short (AF_UNIX socket paths of forkserver and Ray live under TMPDIR and
+# must stay under 108 bytes) and removed when the worker ends.
+
+_TMP_ROOT: Path | None = None
+_TMP_SEQ = count()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _TMP_ROOT
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    _TMP_ROOT = Path(tempfile.mkdtemp(prefix=f"ae-{worker}-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _TMP_ROOT is not None:
+        shutil.rmtree(_TMP_ROOT, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_tmpdir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    tmp_path_factory.getbasetemp()  # pytest's own base stays where it was
+    assert _TMP_ROOT is not None
+    own = _TMP_ROOT / str(next(_TMP_SEQ))
+    own.mkdir()
+    monkeypatch.setenv("TMPDIR", str(own))
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
+    yield
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests of a module that share a module-scoped fixture (a browser, a Phoenix or Ray
+    server, a reference run) go to one worker (``--dist loadgroup``), so the fixture is
+    built once, as in a serial run; every other test is handed out on its own."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        shared = any(
+            defs[-1].scope in ("class", "module", "package", "session")
+            for defs in info.name2fixturedefs.values()
+            if defs and defs[-1].baseid  # a fixture of the project's, not a plugin's
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
