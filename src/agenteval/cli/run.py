@@ -30,6 +30,7 @@ from typing import Any
 from agenteval.agents import tool_loop_args
 from agenteval.agents.base import Agent
 from agenteval.benchmarks import add_benchmark_args
+from agenteval.cli import cache_args
 from agenteval.cli._common import (
     add_scorer_args,
     build_scorers,
@@ -147,6 +148,7 @@ def register(sub: Any) -> None:
 
     add_executor_args(p)
     p.set_defaults(func=run)
+    cache_args.add_cache_args(p)
 
 
 def _positive_int(s: str) -> int:
@@ -312,6 +314,7 @@ def run_session(
 
     Shared by ``run`` and ``run --benchmark`` (one call per suite).
     """
+    agent = cache_args.apply_cache(agent, args)
     from agenteval.cli._executor_args import executor_from_args
     from agenteval.llm.pricing import PriceTable, load_prices
 

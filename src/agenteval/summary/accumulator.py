@@ -26,6 +26,7 @@ from agenteval.llm.pricing import PriceTable
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials
 from agenteval.scoring.score import Score
 from agenteval.summary import stats
+from agenteval.summary.cache import CacheTally
 from agenteval.summary.distributions import distribution, repeat_summary
 from agenteval.summary.model import (
     Attribution,
@@ -138,6 +139,7 @@ class Accumulator:
         self.correct_by = correctness_scorer(header.scorer_names)
         self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
         self.unknown_models: set[str] = set()
+        self.cache = CacheTally(prices)  # the replay cache's section, counted apart
 
     def add(self, rec: Trial, scores: Mapping[str, Score] | None = None) -> None:
         """Count one trial; ``scores`` defaults to ``rec.scores`` (a TrialRecord)."""
@@ -166,6 +168,7 @@ class Accumulator:
         self._cost(rec, sc)
         self._retries_failures(rec)
         self._attribution(rec, sc)
+        self.cache.add(rec)
 
     def add_contribution(self, c: Contribution) -> None:
         """:meth:`add` for a trial's :data:`~agenteval.summary.contribution.Contribution`
@@ -384,6 +387,7 @@ class Accumulator:
         s.latency.total = distribution(self.total_lat.tolist())
         s.latency.active = distribution(self.active_lat.tolist())
         self._finish_cost()
+        s.cache = self.cache.result(s.cost.agent_usd)
         if self.correct_by is not None and self.correct_by in s.scorers:
             a = self.attr_wrong
             s.attribution = Attribution(
