@@ -72,16 +72,10 @@ def apply_cache(agent: Any, args: argparse.Namespace) -> Any:
     settings = cache_from_args(args)
     if settings is None:
         return agent
+    from agenteval.llm.replay import use_cache
+
     cache = settings.replay_cache()
-    node, applied = agent, False
-    for _ in range(8):  # wrappers: the OTLP receiver, a conversation
-        use = getattr(node, "use_cache", None)
-        if callable(use):
-            applied = bool(use(cache))
-            break
-        node = getattr(node, "inner", None)
-        if node is None:
-            break
+    applied = use_cache(agent, cache)
     if not applied and cache is not None:
         print(
             "agenteval: note: --cache applies to --endpoint, --http-config and --agent"

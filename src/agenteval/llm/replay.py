@@ -44,6 +44,7 @@ __all__ = [
     "Replayed",
     "as_settings",
     "default_replay_dir",
+    "use_cache",
 ]
 
 
@@ -169,3 +170,18 @@ class ReplayCache(CacheStore):
             self.put_entry(key, entry)
         except OSError:
             return
+
+
+def use_cache(agent: Any, cache: ReplayCache | None) -> bool:
+    """Hand ``cache`` to ``agent``: to the first of it and the adapters it wraps (``inner``:
+    the OTLP receiver, a conversation) with a ``use_cache`` method. False when none has one
+    (a Python agent: its model calls do not pass through agenteval)."""
+    node = agent
+    for _ in range(8):
+        use = getattr(node, "use_cache", None)
+        if callable(use):
+            return bool(use(cache))
+        node = getattr(node, "inner", None)
+        if node is None:
+            return False
+    return False
