@@ -139,6 +139,7 @@ async def aevaluate(
     executor: Any | None = None,
     capture_proxy: str | None = None,
     user: Any | None = None,
+    cache: Any | None = None,
 ) -> Run:
     """Like :func:`evaluate`, on the running event loop (no Ctrl-C handling)."""
     from agenteval.run.finish import finish_run
@@ -204,6 +205,7 @@ def evaluate(
     executor: Any | None = None,
     capture_proxy: str | None = None,
     user: Any | None = None,
+    cache: Any | None = None,
 ) -> Run:
     """Run ``agent`` over ``dataset``, score every trial, and return the run.
 
@@ -252,6 +254,11 @@ def evaluate(
     does. With ``processes``/``executor`` it must be picklable (a module-level function;
     an InputError before the run starts otherwise).
 
+    ``cache`` replays the agent's model calls (docs/cache.md): True (the default
+    directory), a directory, or :class:`agenteval.llm.replay.CacheSettings` (directory and
+    mode); for adapters whose calls pass through agenteval (``OpenAIChatAgent``,
+    ``ToolLoopAgent``, ``HttpJsonAgent``; InputError for a Python agent).
+
     Safe to call from inside a running event loop (a notebook): the evaluation then runs on
     its own loop in a helper thread. Use :func:`aevaluate` to stay on your loop.
     """
@@ -299,6 +306,7 @@ _OPTIONS = (
     "executor",
     "capture_proxy",
     "user",
+    "cache",
 )
 
 
@@ -326,6 +334,7 @@ def _session(
     executor: Any | None = None,
     capture_proxy: str | None = None,
     user: Any | None = None,
+    cache: Any | None = None,
 ) -> Session:
     from agenteval.executors import resolve as resolve_executor
 
@@ -339,7 +348,7 @@ def _session(
         prices = PriceTable.default().to_dict()
     return Session(
         dataset=dataset,
-        agent=_with_user(_as_agent(agent, capture, capture_proxy), user),
+        agent=_with_user(_with_cache(_as_agent(agent, capture, capture_proxy), cache), user),
         scorers=build_scorer_set(config),
         out=out_path,
         settings=RunSettings(concurrency=concurrency, timeout_s=timeout, repeats=repeats),
@@ -349,6 +358,20 @@ def _session(
         command="evaluate()",
         executor=resolve_executor(processes, executor),
     )
+
+
+def _with_cache(agent: Agent, cache: Any) -> Agent:
+    """``agent`` with the replay cache ``cache`` asks for (docs/cache.md)."""
+    from agenteval.llm.replay import as_settings, use_cache
+
+    settings = as_settings(cache)
+    if settings is not None and not use_cache(agent, settings.replay_cache()):
+        raise InputError(
+            "applies to agents whose model calls pass through agenteval (OpenAIChatAgent,"
+            " ToolLoopAgent, HttpJsonAgent), not a Python agent",
+            field="cache",
+        )
+    return agent
 
 
 def _quiet_console() -> Any:

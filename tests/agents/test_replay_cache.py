@@ -202,3 +202,26 @@ def test_refresh_calls_every_time_and_off_ignores_the_cache(
     assert upstream.requests == 6 * N_CASES
     assert _run(tmp_path, url, "hit", "--cache", cache) == 0
     assert upstream.requests == 6 * N_CASES  # read-write after refresh: all hits
+
+
+def test_evaluate_takes_a_cache_and_refuses_one_for_a_python_agent(
+    tmp_path: Path, upstream: ThreadServer
+) -> None:
+    from agenteval import evaluate
+    from agenteval.agents.openai_chat import OpenAIChatAgent
+    from agenteval.errors import InputError
+    from agenteval.llm.replay import CacheSettings
+
+    cases = [{"id": f"e{i}", "input": f"q{i}", "expected": f"echo: q{i}"} for i in range(5)]
+    url = upstream.server.base_url
+    for i in range(2):
+        run = evaluate(
+            cases, OpenAIChatAgent(url, "m"), out=tmp_path / f"r{i}", cache=tmp_path / "c"
+        )
+        assert all(len(t.cached) == i for t in run.trials())
+    assert upstream.requests == 5
+    ro = CacheSettings(tmp_path / "c", "refresh")
+    evaluate(cases, OpenAIChatAgent(url, "m"), out=tmp_path / "r2", cache=ro)
+    assert upstream.requests == 10
+    with pytest.raises(InputError, match="Python agent"):
+        evaluate(cases, lambda case: "x", out=tmp_path / "r3", cache=tmp_path / "c")
