@@ -57,7 +57,8 @@ def add_judge_args(p: argparse.ArgumentParser, *, required: bool = False) -> Non
     g.add_argument(
         "--judge-cache",
         metavar="DIR",
-        help="judge cache directory (default $XDG_CACHE_HOME/agenteval/judge)",
+        help="judge cache directory (default: --cache DIR when given, else"
+        " $XDG_CACHE_HOME/agenteval/judge)",
     )
     g.add_argument("--no-judge-cache", action="store_true", help="neither read nor write it")
     g.add_argument(

@@ -30,7 +30,8 @@ def add_user_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--user-cache",
         metavar="DIR",
-        help="the simulator's reply cache (default $XDG_CACHE_HOME/agenteval/user)",
+        help="the simulator's reply cache (default: --cache DIR when given, else"
+        " $XDG_CACHE_HOME/agenteval/user)",
     )
     g.add_argument("--no-user-cache", action="store_true", help="neither read nor write it")
 
