@@ -132,7 +132,14 @@ class CachedReply:
 
 class CacheStore:
     """A directory of cache entries (JSON objects) read and written as ``mode`` allows
-    (module docstring). Picklable: a copy holds no claim."""
+    (module docstring). Picklable: a copy holds no claim.
+
+    ``durable``: each entry is flushed to disk (``fsync``) before its rename, so that it
+    survives a power cut. Without it an entry is still never torn for a reader (the rename
+    is atomic), and one a crash left empty or cut is an unreadable entry: a miss.
+    """
+
+    durable = True
 
     def __init__(self, directory: str | Path, mode: str = "read-write") -> None:
         self.directory = Path(directory)
@@ -192,8 +199,9 @@ class CacheStore:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+                if self.durable:
+                    f.flush()
+                    os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -125,7 +125,11 @@ def _scrubbed(data: Any, redactor: Redactor) -> Any:
 
 
 class ReplayCache(CacheStore):
-    """Model requests → their responses (see the module docstring)."""
+    """Model requests → their responses (see the module docstring). Entries are not
+    ``fsync``-ed (one per model call: a run would wait on the disk for each); one that a
+    crash cut short is unreadable, hence a miss, called again and overwritten."""
+
+    durable = False
 
     def request_key(self, kind: str, endpoint: str, body: Any, redactor: Redactor) -> str:
         """The key of one request: ``kind``, the endpoint without credentials and the body,
