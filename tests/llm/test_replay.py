@@ -46,7 +46,7 @@ def test_the_key_is_the_request_not_its_secrets(tmp_path: Path) -> None:
     )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     st.dictionaries(
         st.text(min_size=1, max_size=8),
