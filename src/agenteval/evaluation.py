@@ -71,6 +71,7 @@ class EvaluateKwargs(TypedDict, total=False):
     executor: ExecutorLike
     capture_proxy: str | None
     user: UserLike
+    cache: Any | None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -94,6 +95,7 @@ class EvaluateOptions:
     executor: ExecutorLike = None
     capture_proxy: str | None = None
     user: UserLike = None
+    cache: Any | None = None
 
     @classmethod
     def of(cls, function: str, options: EvaluateKwargs) -> EvaluateOptions:
@@ -271,6 +273,11 @@ def evaluate(dataset: DatasetLike, agent: AgentLike, **options: Unpack[EvaluateK
     callable or ``"module:function"`` agent its own URL of a recording proxy in front of
     it, as its ``model_base_url`` keyword (``--capture-proxy``, docs/agents/proxy.md).
 
+    ``cache`` replays the agent's model calls (docs/cache.md): True (the default
+    directory), a directory, or :class:`agenteval.llm.replay.CacheSettings` (directory and
+    mode); for adapters whose calls pass through agenteval (``OpenAIChatAgent``,
+    ``ToolLoopAgent``, ``HttpJsonAgent``; InputError for a Python agent).
+
     ``max_failure_rate`` (a share in [0, 1]): raise :class:`TooManyFailuresError` (which
     holds the written run) when no trial got an answer or more than that share of the
     trials failed; None (the default) returns the run whatever failed. A run that cannot
@@ -344,7 +351,10 @@ def _session(dataset: Path, agent: AgentLike, options: EvaluateOptions) -> Sessi
         prices = PriceTable.default().to_dict()
     return Session(
         dataset=dataset,
-        agent=_with_user(_as_agent(agent, options.capture, options.capture_proxy), options.user),
+        agent=_with_user(
+            _with_cache(_as_agent(agent, options.capture, options.capture_proxy), options.cache),
+            options.user,
+        ),
         scorers=build_scorer_set(config),
         out=out_path,
         settings=RunSettings(
@@ -356,3 +366,17 @@ def _session(dataset: Path, agent: AgentLike, options: EvaluateOptions) -> Sessi
         command="evaluate()",
         executor=resolve_executor(options.processes, options.executor),
     )
+
+
+def _with_cache(agent: Agent, cache: Any) -> Agent:
+    """``agent`` with the replay cache ``cache`` asks for (docs/cache.md)."""
+    from agenteval.llm.replay import as_settings, use_cache  # only when a cache is asked for
+
+    settings = as_settings(cache)
+    if settings is not None and not use_cache(agent, settings.replay_cache()):
+        raise InputError(
+            "applies to agents whose model calls pass through agenteval (OpenAIChatAgent,"
+            " ToolLoopAgent, HttpJsonAgent), not a Python agent",
+            field="cache",
+        )
+    return agent

@@ -20,7 +20,7 @@ from agenteval.scoring.score import Score
 from agenteval.summary.accumulator import Accumulator
 from agenteval.summary.contribution import contribution
 from agenteval.summary.model import Summary
-from agenteval.trials.trial import Failure, Latency, Retry, Trial, Usage
+from agenteval.trials.trial import CachedCall, Failure, Latency, Retry, Trial, Usage
 
 CASES = [f"c{i}" for i in range(6)]
 TAGS = {"c0": ("a",), "c1": ("a", "b"), "c2": ("b", "b"), "c4": ("a",)}
@@ -34,6 +34,12 @@ _usage = st.builds(
     output_tokens=st.integers(0, 900),
 )
 _unit = st.floats(0.0, 1.0, allow_nan=False)
+_cached = st.builds(
+    CachedCall,
+    model=st.sampled_from(["known", "unknown", None]),
+    input_tokens=st.integers(0, 5000),
+    output_tokens=st.integers(0, 900),
+)
 
 
 @st.composite
@@ -58,6 +64,7 @@ def _trial(draw: Any) -> tuple[Trial, dict[str, Score]]:
         repeat=draw(st.integers(0, 2)),
         output=None if failed else draw(st.sampled_from(["yes", ""])),
         usage=draw(st.lists(_usage, max_size=3)),
+        cached=draw(st.lists(_cached, max_size=2)),  # calls the replay cache answered
         latency=Latency(
             total_s=draw(st.one_of(st.none(), st.floats(0, 30, allow_subnormal=False))),
             active_s=draw(st.one_of(st.none(), st.floats(0, 30, allow_subnormal=False))),

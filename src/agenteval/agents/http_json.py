@@ -34,6 +34,11 @@ The request is ``POST url`` with the rendered body, through :class:`~agenteval.l
 (:mod:`agenteval.llm.propagation`; the trial records ``metadata.trace_id``). A response
 without the output path fails the trial with cause ``malformed_response``; an explicit
 ``null`` there means the agent gave no answer.
+
+With a replay cache (``--cache``, docs/cache.md) the rendered request is the key and a
+cached response is read exactly as a live one (recorded on the trial's ``cached``, with the
+configured usage). With ``capture_proxy`` the service's *model calls* are cached at the
+proxy instead (the service still runs, so its tool calls are seen again).
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ from agenteval.cases.prompt import placeholder_value, render_template
 from agenteval.errors import InputError
 from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.llm.propagation import TraceContext
+from agenteval.llm.replay import ReplayCache
 from agenteval.trials.trial import ToolCall
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -244,7 +250,8 @@ class HttpJsonAgent:
     """An HTTP/JSON service described by a config file (format in the module docstring).
 
     ``env`` supplies ``${VAR}`` values (default: ``os.environ``); config problems raise
-    ``InputError`` naming the file and field when the agent is built.
+    ``InputError`` naming the file and field when the agent is built. ``cache``: the replay
+    cache (module docstring).
     """
 
     def __init__(
@@ -256,6 +263,7 @@ class HttpJsonAgent:
         env: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
         capture_proxy: str | None = None,
+        cache: ReplayCache | None = None,
     ) -> None:
         self.config_path = Path(config_path)
         self._cfg = _Config(self.config_path, os.environ if env is None else env)
@@ -265,6 +273,16 @@ class HttpJsonAgent:
         self.client = HttpClient(
             policy, limit=limit, headers=self._cfg.headers, secrets=secrets, rng=rng
         )
+        self.use_cache(cache)
+
+    def use_cache(self, cache: ReplayCache | None) -> bool:
+        """Serve the service's responses (or, with ``capture_proxy``, its model calls)
+        from ``cache``; True: it applies here."""
+        if self._proxy is not None:
+            self._proxy.cache = cache
+        else:
+            self.client.cache = cache
+        return True
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "http_json", config, url, headers, body, response}`` with secrets removed.
@@ -321,8 +339,10 @@ class HttpJsonAgent:
             values = case.model_copy(update={"metadata": extra})
         body = _render_body(self._cfg.body, values)
         trace = rec.trace = rec.trace or TraceContext.new()  # traceparent: one per trial
-        data = await self.client.post_json(self._cfg.url, body, rec)
-        self._record_usage(data, rec)
+        data, replayed = await self.client.post_json_cached(self._cfg.url, body, rec)
+        usage = self._record_usage(data, rec)
+        if replayed is not None:  # served from the replay cache: nothing sent, nothing paid
+            rec.add_cached(usage[0], usage[1], usage[2], replayed.latency_s)
         output = get_path(data, self._cfg.output)
         if output is _MISSING:
             raise AgentFailure("malformed_response", f"response has no '{self._cfg.output}'")
@@ -333,16 +353,18 @@ class HttpJsonAgent:
             metadata={"trace_id": trace.trace_id},
         )
 
-    def _record_usage(self, data: Any, rec: Recorder) -> None:
+    def _record_usage(self, data: Any, rec: Recorder) -> tuple[str | None, int, int]:
         if not self._cfg.usage:
-            return
+            return None, 0, 0
         counts = []
         for key in ("input_tokens", "output_tokens"):
             value = get_path(data, self._cfg.usage[key]) if key in self._cfg.usage else 0
             ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
             counts.append(value if ok else 0)
         model = get_path(data, self._cfg.usage["model"]) if "model" in self._cfg.usage else None
-        rec.add_usage(model if isinstance(model, str) else None, counts[0], counts[1])
+        name = model if isinstance(model, str) else None
+        rec.add_usage(name, counts[0], counts[1])
+        return name, counts[0], counts[1]
 
     def _tool_calls(self, data: Any) -> list[ToolCall]:
         spec = self._cfg.calls

@@ -23,6 +23,7 @@ from agenteval.cases.prompt import build_messages
 from agenteval.cases.tooldefs import as_openai_tools, normalize_tool_defs
 from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.llm.propagation import TraceContext
+from agenteval.llm.replay import ReplayCache
 from agenteval.trials.trial import ToolCall
 
 
@@ -67,17 +68,21 @@ async def chat_completion(
     ``tools`` are tool definitions in OpenAI or bare form (sent in OpenAI form; omitted when
     empty); ``params`` (temperature, max_tokens...) go into the request body as is. Token
     usage is added to ``rec`` under ``model`` (the requested name, so price tables match)
-    even when the rest of the response is unusable. Raises ``AgentFailure`` as
+    even when the rest of the response is unusable. With the client's replay cache
+    (:mod:`agenteval.llm.replay`) a cached response is used as is and recorded on
+    ``rec.cached``. Raises ``AgentFailure`` as
     :meth:`HttpClient.post_json` does, and ``malformed_response`` when the response lacks
     ``choices[0].message`` or a tool call lacks a function name.
     """
     body: dict[str, Any] = {"model": model, "messages": messages, **params}
     if tools:
         body["tools"] = as_openai_tools(normalize_tool_defs(tools))
-    data = await client.post_json(chat_url(base_url), body, rec)
+    data, replayed = await client.post_json_cached(chat_url(base_url), body, rec)
     if not isinstance(data, dict):
         raise AgentFailure("malformed_response", "response is not a JSON object")
     usage = _record_usage(data.get("usage"), model, rec)
+    if replayed is not None:  # served from the replay cache: nothing sent, nothing paid
+        rec.add_cached(model, *(usage or (0, 0)), replayed.latency_s)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise AgentFailure("malformed_response", "response has no 'choices'")
@@ -173,6 +178,7 @@ class OpenAIChatAgent:
     is the final assistant content, ``""`` when the model answered only with tool calls.
     ``api_key`` is sent as ``Authorization: Bearer ...`` and never appears in messages or
     :meth:`describe`; nor do credentials in ``base_url`` (user info, secret query values).
+    ``cache``: the replay cache for its model calls (docs/cache.md).
     """
 
     def __init__(
@@ -186,6 +192,7 @@ class OpenAIChatAgent:
         limit: int = 100,
         params: dict[str, Any] | None = None,
         rng: random.Random | None = None,
+        cache: ReplayCache | None = None,
     ) -> None:
         self.base_url = base_url
         self.model = model
@@ -194,8 +201,15 @@ class OpenAIChatAgent:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         secrets = [api_key] if api_key else []
         secrets += url_secrets(base_url)
-        self.client = HttpClient(policy, limit=limit, headers=headers, secrets=secrets, rng=rng)
+        self.client = HttpClient(
+            policy, limit=limit, headers=headers, secrets=secrets, rng=rng, cache=cache
+        )
         self._redactor = Redactor(secrets)
+
+    def use_cache(self, cache: ReplayCache | None) -> bool:
+        """Serve its model calls from ``cache`` (docs/cache.md); True: it applies here."""
+        self.client.cache = cache
+        return True
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "openai_chat", base_url, model, params[, prompt_template]}``, no secret."""

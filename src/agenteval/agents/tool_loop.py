@@ -56,6 +56,7 @@ from agenteval.cases.case import Case
 from agenteval.cases.prompt import build_messages
 from agenteval.errors import InputError
 from agenteval.llm.http import HttpClient, RetryPolicy
+from agenteval.llm.replay import ReplayCache
 from agenteval.trials.trial import ToolCall
 
 ToolFormat = Literal["native", "json"]
@@ -67,7 +68,8 @@ class ToolLoopAgent:
     ``params`` are extra request fields (temperature, max_tokens...); ``prompt_template``
     renders the user message as for :class:`~agenteval.agents.openai_chat.OpenAIChatAgent`;
     ``system_prompt`` is put first unless the case's conversation starts with a system
-    message. ``api_key`` is sent as a bearer token and never written anywhere.
+    message. ``api_key`` is sent as a bearer token and never written anywhere. ``cache``:
+    the replay cache for its model calls (docs/cache.md); tools always run.
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class ToolLoopAgent:
         tool_format: ToolFormat = "native",
         answer_on_last_turn: bool = False,
         rng: random.Random | None = None,
+        cache: ReplayCache | None = None,
     ) -> None:
         if max_turns < 1:
             raise InputError(f"--max-turns must be >= 1, got {max_turns}")
@@ -103,9 +106,16 @@ class ToolLoopAgent:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         secrets = [api_key] if api_key else []
         secrets += url_secrets(base_url)
-        self.client = HttpClient(policy, limit=limit, headers=headers, secrets=secrets, rng=rng)
+        self.client = HttpClient(
+            policy, limit=limit, headers=headers, secrets=secrets, rng=rng, cache=cache
+        )
         self._redactor = Redactor(secrets)
         self._defs: list[dict[str, Any]] = []
+
+    def use_cache(self, cache: ReplayCache | None) -> bool:
+        """Serve its model calls from ``cache`` (docs/cache.md); True: it applies here."""
+        self.client.cache = cache
+        return True
 
     def describe(self) -> dict[str, Any]:
         """``{kind: "tool_loop", base_url, model, params, max_turns, tool_format, tools}``

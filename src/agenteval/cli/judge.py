@@ -33,6 +33,7 @@ from agenteval._util.outpaths import check_out_dir
 from agenteval.cases.case import Case
 from agenteval.cli._common import console_for, finish_run, plain
 from agenteval.cli._executor_args import executor_from_args
+from agenteval.cli.cache_args import add_cache_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.judge_parallel import judged_scores
 from agenteval.cli.rescore import _remove_new_run
@@ -73,6 +74,7 @@ def register(sub: Any) -> None:
 
     add_executor_args(p)
     p.set_defaults(func=run_judge)
+    add_cache_args(p)
 
     a: argparse.ArgumentParser = sub.add_parser(
         "judge-agreement",
@@ -88,6 +90,7 @@ def register(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print the report as JSON")
     add_judge_args(a, required=True)
     a.set_defaults(func=run_agreement)
+    add_cache_args(a)
 
 
 def _stats_line(judge: Judge) -> str:

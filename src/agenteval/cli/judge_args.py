@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval.errors import InputError
@@ -58,7 +57,8 @@ def add_judge_args(p: argparse.ArgumentParser, *, required: bool = False) -> Non
     g.add_argument(
         "--judge-cache",
         metavar="DIR",
-        help="judge cache directory (default $XDG_CACHE_HOME/agenteval/judge)",
+        help="judge cache directory (default: --cache DIR when given, else"
+        " $XDG_CACHE_HOME/agenteval/judge)",
     )
     g.add_argument("--no-judge-cache", action="store_true", help="neither read nor write it")
     g.add_argument(
@@ -103,9 +103,9 @@ def judge_config_from_args(args: argparse.Namespace) -> JudgeConfig | None:
         raise InputError("must be at least 0", field="--judge-retries")
     if args.judge_timeout is not None and args.judge_timeout <= 0:
         raise InputError("must be positive", field="--judge-timeout")
-    cache: Path | None = None
-    if not args.no_judge_cache:
-        cache = Path(args.judge_cache) if args.judge_cache else default_cache_dir()
+    from agenteval.cli.cache_args import judge_cache_from_args
+
+    cache, cache_mode = judge_cache_from_args(args, default_cache_dir())
     return JudgeConfig(
         endpoint=args.judge_endpoint,
         model=args.judge_model,
@@ -115,6 +115,7 @@ def judge_config_from_args(args: argparse.Namespace) -> JudgeConfig | None:
         samples=args.judge_samples,
         structured=args.judge_structured,
         cache_dir=cache,
+        cache_mode=cache_mode,
         policy=RetryPolicy(max_retries=args.judge_retries, request_timeout_s=args.judge_timeout),
         concurrency=args.judge_concurrency,
         max_tokens=args.judge_max_tokens,

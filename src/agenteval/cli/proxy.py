@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agenteval._util.secrets import redact_url
+from agenteval.cli import cache_args
 from agenteval.errors import EXIT_OK, InputError, cannot_write
 
 
@@ -44,6 +45,7 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port to listen on (0: a free one)")
     p.set_defaults(func=run)
+    cache_args.add_cache_args(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,16 +58,17 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise cannot_write(e, out, "the proxy's output file") from None
     try:
-        asyncio.run(_serve(upstream, args.host, args.port, f))
+        asyncio.run(_serve(upstream, args.host, args.port, f, cache_args.cache_from_args(args)))
     finally:
         f.close()
     return EXIT_OK
 
 
-async def _serve(upstream: str, host: str, port: int, out: IO[str]) -> None:
+async def _serve(upstream: str, host: str, port: int, out: IO[str], cache: Any = None) -> None:
     from agenteval.traces.proxy import RecordingProxy
 
-    proxy = RecordingProxy(upstream, host=host, port=port, out=out, labels=True)
+    replay = cache.replay_cache() if cache is not None else None
+    proxy = RecordingProxy(upstream, host=host, port=port, out=out, labels=True, cache=replay)
     try:
         await proxy.start()
     except OSError as e:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval.agents.base import Agent
 from agenteval.cli import _tool_loop_args as tool_loop_args
+from agenteval.cli import cache_args
 from agenteval.cli._benchmark_args import add_benchmark_args
 from agenteval.cli._common import (
     add_scorer_args,
@@ -151,6 +152,7 @@ def register(sub: Any) -> None:
 
     add_executor_args(p)
     p.set_defaults(func=run)
+    cache_args.add_cache_args(p)
 
 
 def _positive_int(s: str) -> int:
@@ -315,6 +317,7 @@ def run_session(
 
     Shared by ``run`` and ``run --benchmark`` (one call per suite).
     """
+    agent = cache_args.apply_cache(agent, args)
     from agenteval.cli._executor_args import executor_from_args
     from agenteval.llm.pricing import PriceTable, load_prices
 

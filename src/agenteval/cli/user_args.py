@@ -30,7 +30,8 @@ def add_user_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--user-cache",
         metavar="DIR",
-        help="the simulator's reply cache (default $XDG_CACHE_HOME/agenteval/user)",
+        help="the simulator's reply cache (default: --cache DIR when given, else"
+        " $XDG_CACHE_HOME/agenteval/user)",
     )
     g.add_argument("--no-user-cache", action="store_true", help="neither read nor write it")
 
@@ -60,11 +61,11 @@ def user_from_args(args: argparse.Namespace) -> Any:
             )
     if args.user_retries < 0:
         raise InputError("must be at least 0", field="--user-retries")
-    from agenteval.conversation.users import llm_user
+    from agenteval.cli.cache_args import user_cache_from_args
+    from agenteval.conversation.users import default_user_cache_dir, llm_user
 
-    cache: bool | Path = not args.no_user_cache
-    if cache and args.user_cache:
-        cache = Path(args.user_cache)
+    cache_dir, cache_mode = user_cache_from_args(args, default_user_cache_dir())
+    cache: bool | Path = cache_dir if cache_dir is not None else False
     return llm_user(
         endpoint,
         model,
@@ -72,4 +73,5 @@ def user_from_args(args: argparse.Namespace) -> Any:
         temperature=args.user_temperature,
         retries=args.user_retries,
         cache=cache,
+        cache_mode=cache_mode,
     )

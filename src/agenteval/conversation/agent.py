@@ -280,6 +280,7 @@ class _Conversation:
         for u in turn_rec.usage:
             self.rec.add_usage(u.model, u.input_tokens, u.output_tokens)
         self.rec.retries.extend(turn_rec.retries)
+        self.rec.cached.extend(turn_rec.cached)  # calls the replay cache served
         self.rec.active_s += turn_rec.active_s
         self.history.extend(_new_messages(transcript, text, output))
 

@@ -165,13 +165,15 @@ def llm_user(
     temperature: float = 0.0,
     retries: int = 4,
     cache: bool | str | Path = False,
+    cache_mode: str = "read-write",
 ) -> LlmUser:
     """An LLM behind an OpenAI-compatible endpoint as the simulated user, for
     ``evaluate(..., user=llm_user(...))``: what ``--user-endpoint URL --user-model NAME``
     builds, recorded in ``run.json`` the same way (``agent.user``: kind, base URL, model,
     temperature; never the key). ``retries`` per request (``--user-retries``); ``cache``:
     False (the default) neither reads nor writes a reply cache, True uses the CLI's
-    (:func:`default_user_cache_dir`), a path that directory (``--user-cache DIR``)."""
+    (:func:`default_user_cache_dir`), a path that directory (``--user-cache DIR``);
+    ``cache_mode`` how it is used (``read-write``, ``read-only``, ``refresh``, ``off``)."""
     if not isinstance(base_url, str) or not base_url:
         raise InputError("must be a non-empty URL", field="base_url")
     if not isinstance(model, str) or not model:
@@ -186,6 +188,7 @@ def llm_user(
         policy=RetryPolicy(max_retries=retries),
         temperature=float(temperature),
         cache_dir=cache_dir,
+        cache_mode=cache_mode,
     )
 
 
@@ -218,11 +221,17 @@ class LlmUser:
         temperature: float = 0.0,
         rng: random.Random | None = None,
         cache_dir: Path | None = None,
+        cache_mode: str = "read-write",
     ) -> None:
+        from agenteval.llm.cache import CACHE_MODES
+
+        if cache_mode not in CACHE_MODES:
+            raise InputError(f"must be one of {', '.join(CACHE_MODES)}", field="cache_mode")
         self.base_url = base_url
         self.model = model
         self.temperature = temperature
-        self.cache_dir = cache_dir
+        self.cache_dir = cache_dir if cache_mode != "off" else None
+        self.cache_mode = cache_mode
         self.cache_hits = 0
         secrets = [api_key] if api_key else []
         secrets += url_secrets(base_url)
@@ -257,7 +266,7 @@ class LlmUser:
         from agenteval.llm.cache import CachedReply, JudgeCache, cache_key
 
         messages = user_messages(user, history)
-        cache = JudgeCache(self.cache_dir) if self.cache_dir is not None else None
+        cache = JudgeCache(self.cache_dir, self.cache_mode) if self.cache_dir is not None else None
         key = cache_key(
             {
                 "kind": "simulated_user",

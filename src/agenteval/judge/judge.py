@@ -39,7 +39,7 @@ from agenteval.judge._client import JudgeReply, request_verdict
 from agenteval.judge.parse import Verdict, parse_verdict
 from agenteval.judge.prompt import RenderedPrompt, not_applicable_reason, render_prompt
 from agenteval.judge.rubric import Rubric
-from agenteval.llm.cache import CachedReply, JudgeCache, cache_key
+from agenteval.llm.cache import CACHE_MODES, CachedReply, JudgeCache, cache_key
 from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.llm.recorder import AgentFailure, Recorder
 from agenteval.scoring.score import Score
@@ -60,7 +60,9 @@ class JudgeConfig:
     ``{endpoint}/chat/completions``). ``temperature`` None means 0.0 for one sample and
     0.7 for several. ``structured`` sends a JSON-schema ``response_format`` so servers that
     support constrained output always return a parseable grade. ``cache_dir`` None
-    disables the cache. ``concurrency`` bounds judge requests in flight.
+    disables the cache; ``cache_mode`` is how it is used (``read-write``, ``read-only``,
+    ``refresh``, ``off``: :mod:`agenteval.llm.cache`). ``concurrency`` bounds judge
+    requests in flight.
     """
 
     endpoint: str
@@ -71,6 +73,7 @@ class JudgeConfig:
     samples: int = 1
     structured: bool = False
     cache_dir: Path | None = None
+    cache_mode: str = "read-write"
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     concurrency: int = 8
     max_tokens: int | None = None
@@ -97,6 +100,8 @@ class JudgeConfig:
             raise InputError("must be within [0, 2]", field="--judge-temperature")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise InputError("must be at least 1", field="--judge-max-tokens")
+        if self.cache_mode not in CACHE_MODES:
+            raise InputError(f"must be one of {', '.join(CACHE_MODES)}", field="--cache-mode")
 
     @property
     def effective_temperature(self) -> float:
@@ -166,7 +171,11 @@ class Judge:
             headers=headers,
             secrets=[config.api_key] if config.api_key else [],
         )
-        self._cache = JudgeCache(config.cache_dir) if config.cache_dir is not None else None
+        self._cache = (
+            JudgeCache(config.cache_dir, config.cache_mode)
+            if config.cache_dir is not None and config.cache_mode != "off"
+            else None
+        )
         self._sem: asyncio.Semaphore | None = None
         self.claim_since: float | None = None
         """Set on a worker re-judging a lost worker's trial: a cache entry stored at or after
@@ -222,7 +231,7 @@ class Judge:
             "samples": c.samples,
             "structured": c.structured,
             "max_tokens": c.max_tokens,
-            "cache": str(c.cache_dir) if c.cache_dir is not None else None,
+            "cache": str(c.cache_dir) if self._cache is not None else None,
             "concurrency": c.concurrency,
             "max_retries": c.policy.max_retries,
         }
@@ -279,7 +288,12 @@ class Judge:
         )
         scale = rubric.scale_def
         if self._cache is not None:
-            hit = await self._cached_or_claim(key)
+            # read-write: claim the key, so one call answers every asker; read-only: look;
+            # refresh: never look (the reply is stored over the old one)
+            hit = None
+            if self._cache.readable:
+                writes = self._cache.writable
+                hit = await self._cached_or_claim(key) if writes else self._cache.get(key)
             if hit is not None:
                 usage = self._hit_usage(hit)
                 verdict = parse_verdict(

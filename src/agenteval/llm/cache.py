@@ -1,4 +1,9 @@
-"""The judge cache: same model + rendered prompt + settings → the stored reply, no new call.
+"""The on-disk cache of model replies: one store, four modes, for every model call.
+
+One design for every cache agenteval keeps (the agent's model calls,
+:mod:`agenteval.llm.replay`; the recording proxy; the judge; the simulated user): a
+:class:`CacheStore` is a directory of JSON entries, each under the SHA-256 of a canonical
+JSON document (:func:`cache_key`), read and written as its :data:`CacheMode` allows.
 
 One JSON file per key, under ``DIR/<first two hex digits>/<key>.json``. A file is written
 to a temporary name in the same directory, flushed to disk and renamed over the final name
@@ -6,21 +11,26 @@ to a temporary name in the same directory, flushed to disk and renamed over the 
 file but never a half-written entry; an unreadable entry is treated as a miss and
 overwritten.
 
-A prompt is asked once at a time: before calling, a judge *claims* its key (an exclusive
-``flock`` on ``<key>.claim``, held during the call); a judge that finds the key claimed
-waits for the entry (then a cache hit) or for the claim to go (the call failed: it claims
-and calls itself). So repeats with one prompt, on one process or on ``--processes``
+Modes (:data:`CACHE_MODES`): ``read-write`` (a hit is served, a miss is called and
+stored), ``read-only`` (a hit is served, a miss is called and nothing is written),
+``refresh`` (every call is made and its reply stored over the old one), ``off`` (neither).
+
+A prompt is asked once at a time (the judge): before calling, a judge *claims* its key (an
+exclusive ``flock`` on ``<key>.claim``, held during the call); a judge that finds the key
+claimed waits for the entry (then a cache hit) or for the claim to go (the call failed: it
+claims and calls itself). So repeats with one prompt, on one process or on ``--processes``
 workers, pay for one call. The kernel drops the lock of a process that dies, so a claim
 file left behind is never waited for; a cache directory that cannot be written (or a
 system without ``flock``) is used without claims.
 
-The key is the SHA-256 of a canonical JSON document holding the model name, the rendered
-messages and every setting that changes the reply (temperature, sample index, response
-format, ...). The endpoint URL and the API key are not part of it: the model name
+The judge's key is the SHA-256 of a canonical JSON document holding the model name, the
+rendered messages and every setting that changes the reply (temperature, sample index,
+response format, ...). The endpoint URL and the API key are not part of it: the model name
 identifies the judge (use ``--no-judge-cache`` after swapping the weights behind a name).
 
-What is stored is the judge's *raw reply* and its token usage, not the parsed grade, so a
-cached reply is read with the current parser. Failed calls are never stored.
+What the judge stores is its *raw reply* and its token usage (:class:`CachedReply`), not
+the parsed grade, so a cached reply is read with the current parser. Failed calls are never
+stored.
 """
 
 from __future__ import annotations
@@ -33,7 +43,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agenteval.trials.trial import Usage
 
@@ -43,6 +53,17 @@ except ImportError:  # Windows: no claims
     fcntl = None  # type: ignore[assignment]
 
 CACHE_FORMAT = 1
+
+CacheMode = Literal["read-write", "read-only", "refresh", "off"]
+CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
+"""The cache modes (module docstring); ``read-write`` is the default."""
+
+
+def check_mode(mode: str) -> CacheMode:
+    """``mode`` when it is one of :data:`CACHE_MODES`; ValueError otherwise."""
+    if mode not in CACHE_MODES:
+        raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, got {mode!r}")
+    return mode  # type: ignore[return-value]
 
 
 def default_cache_dir() -> Path:
@@ -109,28 +130,83 @@ class CachedReply:
         return cls(content, refusal, model, tin, tout, finish if isinstance(finish, str) else None)
 
 
-class JudgeCache:
-    """A directory of cached judge replies (see the module docstring)."""
+class CacheStore:
+    """A directory of cache entries (JSON objects) read and written as ``mode`` allows
+    (module docstring). Picklable: a copy holds no claim.
 
-    def __init__(self, directory: str | Path) -> None:
+    ``durable``: each entry is flushed to disk (``fsync``) before its rename, so that it
+    survives a power cut. Without it an entry is still never torn for a reader (the rename
+    is atomic), and one a crash left empty or cut is an unreadable entry: a miss.
+    """
+
+    durable = True
+
+    def __init__(self, directory: str | Path, mode: str = "read-write") -> None:
         self.directory = Path(directory)
+        self.mode: CacheMode = check_mode(mode)
         self._claims: dict[str, int] = {}  # key -> the locked claim file's descriptor
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"directory": self.directory, "mode": self.mode}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.directory, self.mode, self._claims = state["directory"], state["mode"], {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.directory)!r}, mode={self.mode!r})"
+
+    @property
+    def readable(self) -> bool:
+        """True when a hit is served (``read-write``, ``read-only``)."""
+        return self.mode in ("read-write", "read-only")
+
+    @property
+    def writable(self) -> bool:
+        """True when a reply is stored (``read-write``, ``refresh``)."""
+        return self.mode in ("read-write", "refresh")
 
     def _path(self, key: str) -> Path:
         if len(key) < 3 or not all(c in "0123456789abcdef" for c in key):
             raise ValueError(f"not a cache key: {key!r}")
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> CachedReply | None:
-        """The stored reply for ``key``, or None (missing, unreadable or invalid entry)."""
+    def get_entry(self, key: str) -> tuple[dict[str, Any], float] | None:
+        """The stored entry for ``key`` and when it was stored (the file's modification
+        time), or None: missing, unreadable, not this format, or a mode that does not read."""
+        if not self.readable:
+            return None
         try:
             with open(self._path(key), "rb") as f:
                 raw = f.read()
                 stored_at = os.fstat(f.fileno()).st_mtime
-            reply = CachedReply.from_dict(json.loads(raw))
-        except (OSError, ValueError):
+            entry = json.loads(raw)
+        except (OSError, ValueError, RecursionError):
             return None
-        return None if reply is None else dataclasses.replace(reply, stored_at=stored_at)
+        if not isinstance(entry, dict) or entry.get("cache_format") != CACHE_FORMAT:
+            return None
+        return entry, stored_at
+
+    def put_entry(self, key: str, entry: dict[str, Any]) -> None:
+        """Store ``entry`` under ``key`` atomically (replacing any previous entry); nothing
+        in a mode that does not write. Raises OSError when the directory cannot be written."""
+        if not self.writable:
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        doc = {**entry, "cache_format": CACHE_FORMAT}
+        data = json.dumps(doc, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                if self.durable:
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def claim(self, key: str) -> bool:
         """Claim ``key`` for one call: True when this claim now holds it (or claims cannot
@@ -161,19 +237,19 @@ class JudgeCache:
             self._path(key).with_suffix(".claim").unlink()
         os.close(fd)  # unlocks
 
+
+class JudgeCache(CacheStore):
+    """The judge's and the simulated user's replies (:class:`CachedReply`) in a store."""
+
+    def get(self, key: str) -> CachedReply | None:
+        """The stored reply for ``key``, or None (missing, unreadable or invalid entry, or a
+        mode that does not read)."""
+        found = self.get_entry(key)
+        if found is None:
+            return None
+        reply = CachedReply.from_dict(found[0])
+        return None if reply is None else dataclasses.replace(reply, stored_at=found[1])
+
     def put(self, key: str, reply: CachedReply) -> None:
         """Store ``reply`` under ``key`` atomically (replacing any previous entry)."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(reply.to_dict(), ensure_ascii=False).encode("utf-8", "surrogatepass")
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        self.put_entry(key, reply.to_dict())

@@ -25,6 +25,12 @@ HTTP date) the wait is exactly that, capped at ``max_retry_after_s``. Each retry
 spent inside each attempt (never the waits) is added to ``Recorder.active_s``. There are
 no other, hidden retries: aiohttp makes none. Every message and detail passes through the
 client's :class:`~agenteval._util.secrets.Redactor`, so secrets never appear in them.
+
+**Replay cache**: with ``cache`` (a :class:`~agenteval.llm.replay.ReplayCache`),
+:meth:`HttpClient.post_json_cached` first looks the request up (the key: endpoint without
+credentials and the body, :mod:`agenteval.llm.replay`); a hit is returned without any
+network call, retry or time added to ``active_s``; a miss is sent as above and, when it
+succeeded, stored (as the cache's mode allows).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from yarl import URL
@@ -47,6 +53,9 @@ from agenteval._util.secrets import PUBLIC_HEADERS, Redactor, url_secrets
 from agenteval._version import __version__
 from agenteval.llm.recorder import AgentFailure, Recorder
 from agenteval.trials.trial import Retry
+
+if TYPE_CHECKING:
+    from agenteval.llm.replay import ReplayCache, Replayed
 
 _SHORT_BODY = 200
 _MAX_URLS = 64
@@ -143,8 +152,11 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
         rng: random.Random | None = None,
+        cache: ReplayCache | None = None,
     ) -> None:
         self.policy = policy or RetryPolicy()
+        self.cache = cache
+        """The replay cache :meth:`post_json_cached` consults (None: none)."""
         self._limit = limit
         self._headers = {
             "Content-Type": "application/json",
@@ -191,6 +203,25 @@ class HttpClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    async def post_json_cached(
+        self, url: str, body: Mapping[str, Any], rec: Recorder
+    ) -> tuple[Any, Replayed | None]:
+        """:meth:`post_json` through the replay cache: ``(response, None)`` after a real
+        call, ``(response, Replayed)`` when the cache answered (no request was sent). The
+        caller records the hit on the trial (it knows the model and the tokens)."""
+        cache = self.cache
+        if cache is None:
+            return await self.post_json(url, body, rec), None
+        self._target(url)  # the URL's credentials join the redactor before the key is made
+        key = cache.request_key("http", url, body, self.redactor)
+        hit = cache.lookup(key)
+        if hit is not None:
+            return hit.data, hit
+        t0 = perf_counter()
+        data = await self.post_json(url, body, rec)
+        cache.store(key, url, data, perf_counter() - t0, self.redactor)
+        return data, None
+
     async def post_json(self, url: str, body: Mapping[str, Any], rec: Recorder) -> Any:
         """POST ``body`` as JSON to ``url`` and return the decoded JSON response.
 
@@ -200,14 +231,7 @@ class HttpClient:
         """
         session = self._session if self._session is not None else await self.start()
         data = json.dumps(body).encode()
-        target = self._urls.get(url)
-        if target is None:
-            if len(self._urls) >= _MAX_URLS:
-                self._urls.clear()
-            target = self._urls[url] = _parse_url(url)
-            found = url_secrets(url)
-            if found:
-                self.redactor = self.redactor.with_values(found)
+        target = self._target(url)
         retry_index = 0
         while True:
             try:
@@ -227,6 +251,18 @@ class HttpClient:
                 retry_index += 1
                 if wait > 0:
                     await asyncio.sleep(wait)
+
+    def _target(self, url: str) -> URL | str:
+        """``url`` parsed (once per URL), its credentials added to the redactor."""
+        target = self._urls.get(url)
+        if target is None:
+            if len(self._urls) >= _MAX_URLS:
+                self._urls.clear()
+            target = self._urls[url] = _parse_url(url)
+            found = url_secrets(url)
+            if found:
+                self.redactor = self.redactor.with_values(found)
+        return target
 
     async def _attempt(
         self, session: aiohttp.ClientSession, url: URL | str, data: bytes, rec: Recorder

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.llm.propagation import TraceContext
-from agenteval.trials.trial import Retry, ToolCall, Usage
+from agenteval.trials.trial import CachedCall, Retry, ToolCall, Usage
 
 __all__ = ["AgentFailure", "Recorder"]
 
@@ -38,9 +38,25 @@ class Recorder:
     active_s: float = 0.0
     trace: TraceContext | None = None
     """The trial's W3C trace context; when set, HTTP requests carry its ``traceparent``."""
+    cached: list[CachedCall] = field(default_factory=list)
+    """The model calls served from the replay cache (:mod:`agenteval.llm.replay`)."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """What a trial that fails keeps as its ``metadata`` (an answered trial records its
     :attr:`AgentOutput.metadata` instead): e.g. a conversation's turns so far."""
+
+    def add_cached(
+        self, model: str | None, input_tokens: int, output_tokens: int, latency_s: float | None
+    ) -> None:
+        """Record one model call served from the cache (its tokens go to :attr:`usage` too,
+        through :meth:`add_usage`, as the adapter reads them from the replayed response)."""
+        self.cached.append(
+            CachedCall(
+                model=model,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                latency_s=latency_s,
+            )
+        )
 
     def add_usage(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
         """Add tokens for a model, merging with what that model already used."""

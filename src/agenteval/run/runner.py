@@ -157,6 +157,7 @@ def _trial_from(
         "usage": rec.usage,
         "latency": Latency(total_s=total_s, active_s=rec.active_s if rec.active_s else None),
         "retries": rec.retries,
+        "cached": rec.cached,
         "started_at": started,
     }
     try:

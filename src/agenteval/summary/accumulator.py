@@ -25,6 +25,7 @@ from agenteval.llm.pricing import PriceTable
 from agenteval.rundir import RunHeader, TrialRecord, iter_trials
 from agenteval.scoring.score import Score
 from agenteval.summary import stats
+from agenteval.summary.cache import CacheTally
 from agenteval.summary.contribution import Contribution, Priced, contribution
 from agenteval.summary.distributions import distribution, repeat_summary
 from agenteval.summary.model import (
@@ -135,6 +136,7 @@ class Accumulator:
         self.correct_by = correctness_scorer(header.scorer_names)
         self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
         self.unknown_models: set[str] = set()
+        self.cache = CacheTally(prices)  # the replay cache's section, counted apart
 
     def add(self, rec: Trial, scores: Mapping[str, Score] | None = None) -> None:
         """Count one trial; ``scores`` defaults to ``rec.scores`` (a TrialRecord)."""
@@ -164,7 +166,7 @@ class Accumulator:
         """The summary's one fold: counts, sums and lists of one trial's contribution, in
         the order they come (float sums depend on it)."""
         case_id, repeat, answered, raw, lat_total, lat_active = c[:6]
-        agent, judge, user, correct, retries, failure, attribution = c[6:]
+        agent, judge, user, correct, retries, failure, attribution, cached = c[6:]
         self.trials += 1
         self.answered += answered
         if repeat > self.max_repeat:
@@ -184,6 +186,7 @@ class Accumulator:
             self._failure(case_id, *failure)
         if attribution is not None:
             self.attr_wrong[attribution] += 1
+        self.cache.fold(lat_total, cached)
 
     def _scores(
         self, raw: list[tuple[str, str, float | None, bool]]
@@ -364,6 +367,7 @@ class Accumulator:
         s.latency.total = distribution(self.total_lat.tolist())
         s.latency.active = distribution(self.active_lat.tolist())
         self._finish_cost()
+        s.cache = self.cache.result(s.cost.agent_usd)
         if self.correct_by is not None and self.correct_by in s.scorers:
             a = self.attr_wrong
             s.attribution = Attribution(

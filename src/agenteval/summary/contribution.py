@@ -35,6 +35,7 @@ Contribution = tuple[
     list[tuple[str, float]],  # retries: (reason, wait_s)
     tuple[str, str] | None,  # failure: (cause, message)
     int | None,  # attribution of a wrong answer: 0 retrieval, 1 model, 2 unknown
+    tuple[int, Priced] | None,  # calls served from the replay cache: (count, their usage)
 ]
 """What one trial adds to a summary, in plain values (they pickle cheaply), computed by
 :func:`contribution` and folded by :meth:`Accumulator.fold` in the trials' order (float
@@ -83,7 +84,19 @@ def contribution(
         [(r.reason, r.wait_s) for r in rec.retries],
         None if f is None else (f.cause, f.message),
         attribution,
+        _cached(prices, rec),
     )
+
+
+def _cached(prices: PriceTable, rec: Trial) -> tuple[int, Priced] | None:
+    """How many calls of ``rec`` the replay cache answered, and their usage priced."""
+    if not rec.cached:
+        return None
+    usage = [
+        Usage(model=c.model, input_tokens=c.input_tokens, output_tokens=c.output_tokens)
+        for c in rec.cached
+    ]
+    return len(rec.cached), priced(prices, usage)
 
 
 def user_usage(rec: Trial) -> list[Usage]:

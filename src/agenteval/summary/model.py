@@ -164,6 +164,27 @@ class RepeatSummary(BaseModel):
     flaky: list[FlakyCase] = Field(default_factory=list, description="Up to 100 cases.")
 
 
+class CacheSummary(BaseModel):
+    """Model calls served from the replay cache, counted apart (:mod:`agenteval.summary.cache`)."""
+
+    calls: int = Field(0, description="Model calls served from the cache.")
+    trials: int = Field(0, description="Trials with at least one cached call.")
+    tokens: Tokens = Field(default_factory=Tokens, description="The cached calls' tokens.")
+    usd: float | None = Field(
+        None, description="The cached calls priced: part of the agent cost, not paid now."
+    )
+    known_usd: float = 0.0
+    paid_agent_usd: float | None = Field(
+        None, description="Agent cost minus the cached calls': what this run paid."
+    )
+    live_latency: Distribution = Field(
+        default_factory=Distribution, description="Total latency of trials with no cached call."
+    )
+    cached_latency: Distribution = Field(
+        default_factory=Distribution, description="Total latency of trials with a cached call."
+    )
+
+
 class Summary(BaseModel):
     """Every headline number of a run."""
 
@@ -185,4 +206,9 @@ class Summary(BaseModel):
     failures: FailureSummary = Field(default_factory=FailureSummary)
     attribution: Attribution | None = None
     repeats: RepeatSummary | None = None
+    cache: CacheSummary | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Model calls served from the replay cache; absent when none was.",
+    )
     methods: dict[str, str] = Field(default_factory=dict)

@@ -63,7 +63,9 @@ def watch(source: Any, rec: Recorder) -> Iterator[Seen]:
             yield seen
         except BaseException:
             keep_partial(t.trajectory(), rec, getattr(t, "source", source.name))
+            rec.cached.extend(t.cached() if hasattr(t, "cached") else ())  # the replay cache
             raise
+        rec.cached.extend(t.cached() if hasattr(t, "cached") else ())  # the replay cache
         seen.source = getattr(t, "source", source.name)
         seen.trajectory = t.trajectory()
 

@@ -28,6 +28,9 @@ request's ``Authorization``, ``api-key`` and ``x-api-key`` headers are removed f
 recorded string (:class:`~agenteval._util.secrets.Redactor`), and the upstream URL is written
 only without its credentials.
 
+**Replay cache** (``cache``, docs/cache.md): a model call already stored is answered from
+the cache without reaching the upstream (:mod:`agenteval.traces.proxy_cache`).
+
 **Upstream unreachable** (refused, reset before the response, DNS failure): the agent
 gets ``502`` with a JSON error naming the upstream, the call is recorded with ``error``;
 when the agent then raises, the trial fails with cause ``connection`` and that message.
@@ -51,9 +54,12 @@ from aiohttp import web
 from agenteval._util.secrets import Redactor, redact_url
 from agenteval.errors import InputError
 from agenteval.llm.recorder import AgentFailure
+from agenteval.llm.replay import ReplayCache
+from agenteval.traces import proxy_cache
 from agenteval.traces.proxy_records import ModelCall, trajectory_from_calls
 from agenteval.traces.proxy_wire import ResponseReader, read_request
 from agenteval.traces.records import Trajectory
+from agenteval.trials.trial import CachedCall
 
 __all__ = ["ProxyTrial", "RecordingProxy", "check_upstream", "model_base_url"]
 
@@ -127,6 +133,10 @@ class ProxyTrial:
         done = [c for c in list(self.calls) if c.latency_s is not None]
         return done[-1].error if done else None
 
+    def cached(self) -> list[CachedCall]:
+        """The calls so far answered from the replay cache, as the trial records them."""
+        return [c.as_cached() for c in list(self.calls) if c.cached]
+
     def trajectory(self) -> Trajectory:
         """What the calls so far say (:func:`trajectory_from_calls`); in-flight calls
         are left out."""
@@ -138,7 +148,8 @@ class RecordingProxy:
 
     ``out``: an open text file every call is appended to as one JSON line
     (:meth:`ModelCall.to_json`) as soon as it ends; ``labels``: accept any token
-    (standalone). Call :meth:`start` on the event loop that will run the trials.
+    (standalone); ``cache``: the replay cache (:mod:`agenteval.traces.proxy_cache`). Call
+    :meth:`start` on the event loop that will run the trials.
     """
 
     name = "proxy"
@@ -151,8 +162,10 @@ class RecordingProxy:
         port: int = 0,
         out: IO[str] | None = None,
         labels: bool = False,
+        cache: ReplayCache | None = None,
     ) -> None:
         self.upstream = upstream.rstrip("/")
+        self.cache = cache
         self.host = host
         self.port = port
         self._out = out
@@ -269,6 +282,12 @@ class RecordingProxy:
         url = f"{self.upstream}/{rest}" + (
             f"?{request.query_string}" if request.query_string else ""
         )
+        key = None
+        if self.cache is not None and api != "other":  # the replay cache
+            key = proxy_cache.key_of(self.cache, url, body, keys)
+            hit = proxy_cache.lookup(self.cache, key)
+            if hit is not None:
+                return self._replay(hit, call, t0, keys)
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
         try:
             up_cm = self._session.request(
@@ -286,7 +305,7 @@ class RecordingProxy:
             }
             return web.json_response(payload, status=502)
         try:
-            return await self._relay(request, up, call, t0, keys)
+            return await self._relay(request, up, call, t0, keys, url, key)
         finally:
             await up_cm.__aexit__(None, None, None)
 
@@ -297,8 +316,11 @@ class RecordingProxy:
         call: ModelCall,
         t0: float,
         keys: list[str],
+        url: str = "",
+        key: str | None = None,
     ) -> web.StreamResponse:
         call.status = up.status
+        kept: list[bytes] | None = [] if key is not None and 200 <= up.status < 300 else None
         resp = web.StreamResponse(status=up.status, reason=up.reason)
         for k, v in up.headers.items():
             if k.lower() not in _HOP:
@@ -310,6 +332,8 @@ class RecordingProxy:
         try:
             async for chunk in up.content.iter_any():
                 reader.feed(chunk)
+                if kept is not None:
+                    kept.append(chunk)
                 await resp.write(chunk)
         except (TimeoutError, aiohttp.ClientError, OSError) as e:
             call.error = f"the response broke off: {type(e).__name__}: {e}"
@@ -322,8 +346,27 @@ class RecordingProxy:
         call.latency_s = time.perf_counter() - t0
         reader.finish(call)
         self._write(call, keys)
+        if kept is not None and key is not None and self.cache is not None:
+            ctype, enc = up.headers.get("Content-Type", ""), up.headers.get("Content-Encoding", "")
+            proxy_cache.store(
+                self.cache, key, url, up.status, ctype, enc, kept, call.latency_s, keys
+            )
         await resp.write_eof()
         return resp
+
+    def _replay(
+        self, hit: proxy_cache.ProxyHit, call: ModelCall, t0: float, keys: list[str]
+    ) -> web.Response:
+        """Answer from the replay cache: the call is read and recorded as if forwarded."""
+        call.status, call.cached = hit.status, True
+        reader = ResponseReader(call.api, hit.content_type, "")
+        reader.feed(hit.body)
+        call.latency_s = time.perf_counter() - t0
+        reader.finish(call)
+        self._write(call, keys)
+        return web.Response(
+            status=hit.status, body=hit.body, headers={"Content-Type": hit.content_type}
+        )
 
     def _write(self, call: ModelCall, keys: list[str]) -> None:
         if keys:

@@ -28,7 +28,7 @@ from typing import Any
 
 from agenteval.errors import InputError
 from agenteval.traces.records import Trajectory
-from agenteval.trials.trial import ToolCall, Usage
+from agenteval.trials.trial import CachedCall, ToolCall, Usage
 
 __all__ = [
     "ModelCall",
@@ -85,6 +85,8 @@ class ModelCall:
     tools: list[dict[str, Any]] = field(default_factory=list)
     unparsed: str | None = None
     error: str | None = None
+    cached: bool = False
+    """Answered from the replay cache (nothing was sent upstream)."""
 
     @property
     def ended_at(self) -> datetime | None:
@@ -105,7 +107,17 @@ class ModelCall:
         for key in ("unparsed", "error"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.cached:
+            out["cached"] = True
         return out
+
+    def as_cached(self) -> CachedCall:
+        """The call as a trial's ``cached`` lists it."""
+        return CachedCall(
+            model=self.model,
+            input_tokens=self.input_tokens or 0,
+            output_tokens=self.output_tokens or 0,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Everything, as one line of ``agenteval proxy --out`` (read back by
@@ -132,6 +144,7 @@ class ModelCall:
             status=data.get("status"),
             latency_s=data.get("latency_s"),
             stream=bool(data.get("stream")),
+            cached=data.get("cached") is True,
             model=data.get("model"),
             input_tokens=data.get("input_tokens"),
             output_tokens=data.get("output_tokens"),

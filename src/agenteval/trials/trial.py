@@ -139,6 +139,21 @@ class Retry(BaseModel):
     detail: str | None = Field(default=None, description="E.g. the HTTP status or error text.")
 
 
+class CachedCall(BaseModel):
+    """A model call served from the replay cache (docs/cache.md): nothing was sent and
+    nothing paid for it in this trial. Its tokens are still in the trial's ``usage`` (what
+    the agent consumed, replayed as recorded); reports price them apart as *cached*."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    model: str | None = Field(default=None, description="Model name; None when unknown.")
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    latency_s: float | None = Field(
+        default=None, ge=0, description="How long the call took when it was made and stored."
+    )
+
+
 class Failure(BaseModel):
     """Why a trial did not end with an answer."""
 
@@ -172,6 +187,11 @@ class Trial(BaseModel):
         default=None, description="The transcript, when the adapter records one."
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
+    cached: list[CachedCall] = Field(
+        default_factory=list,
+        exclude_if=lambda v: not v,  # absent from the stored trial when no call was cached
+        description="The model calls served from the replay cache (docs/cache.md).",
+    )
 
     @field_validator("case_id", mode="before")
     @classmethod
@@ -200,7 +220,7 @@ class Trial(BaseModel):
             return {"total_s": v}
         return v
 
-    @field_validator("tool_calls", "retries", mode="before")
+    @field_validator("tool_calls", "retries", "cached", mode="before")
     @classmethod
     def _none_is_empty(cls, v: Any) -> Any:
         return [] if v is None else v
