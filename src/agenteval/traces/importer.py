@@ -17,8 +17,9 @@ and one trial:
   or the last exception event's ``<type>: <message>``.
   ``metadata`` holds ``trace_id``, ``span_id`` (of the first root), ``service`` (the
   resource's ``service.name``), ``conversation`` (when known), ``invocations`` (with
-  ``--group conversation``) and ``not_recorded`` (what the trace did not record, see
-  :mod:`agenteval.scoring.unrecorded`).
+  ``--group conversation``), ``not_recorded`` (what the trace did not record, see
+  :mod:`agenteval.scoring.unrecorded`) and ``tool_errors`` (which rule made each failed
+  call an error, :mod:`agenteval.trials.tool_errors`).
 - **case**: the recorded prompt as input (one user message: its text; a conversation:
   the chat messages); for a conversation unit, each turn's prompt and answer in order but
   the last answer (turns whose prompt was not recorded are left out, and the trial says
@@ -64,6 +65,7 @@ from agenteval.traces.records import SpanRecord
 from agenteval.traces.spool import Spool
 from agenteval.traces.tracefile import read_file
 from agenteval.traces.units import Unit, attribute
+from agenteval.trials.tool_errors import TOOL_ERRORS, tool_error_list
 from agenteval.trials.trial import Failure, Latency, Trial, Usage
 from agenteval.trials.unrecorded import NOT_RECORDED
 
@@ -275,6 +277,9 @@ def unit_trial(u: Unit) -> tuple[Any, Trial]:
         meta["invocations"] = len(u.roots)
     if missing:
         meta[NOT_RECORDED] = missing
+    rules = tool_error_list(traj.tool_calls)
+    if rules:
+        meta[TOOL_ERRORS] = rules
     meta.update(_exported_metadata(u.root))
     trial = Trial(
         case_id="-",

@@ -38,7 +38,10 @@ A **tool span** becomes one call, in span start order:
   is the call's error;
 - a span with status ERROR or an ``exception`` event is an **error**, not a result:
   ``error`` is ``"<exception type>: <message>"`` (the last exception event), else the
-  status description, else ``"error"``; ``result`` stays None;
+  status description, else ``"error"``; ``result`` stays None. So is a result shaped
+  like an error (``"Error: RuntimeError: ..."``: what a framework that caught the
+  exception sends the model), by the rule every path shares
+  (:mod:`agenteval.trials.tool_errors`);
 - a span that has not ended is a call with error ``"unfinished: ..."``;
 - ``started_at`` and ``duration_s`` come from the span's times.
 
@@ -82,6 +85,7 @@ from agenteval.traces.attributes import (
 )
 from agenteval.traces.model_spans import add_usage, tool_definitions, union_s
 from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
+from agenteval.trials.tool_errors import mark, output_error, rule_of
 from agenteval.trials.transcripts import calls_from_messages
 from agenteval.trials.trial import ToolCall
 
@@ -130,15 +134,17 @@ def _kind(s: SpanRecord) -> str:
     return ""
 
 
-def _error(s: SpanRecord) -> str | None:
+def _error(s: SpanRecord) -> tuple[str, str] | None:
+    """``(error, rule)`` of a span that failed (rules 1 and 2 of
+    :mod:`agenteval.trials.tool_errors`), else None."""
     exc = [e for e in s.events if e.name == "exception"]
     if exc:
         a = exc[-1].attributes
         etype = str(a.get("exception.type") or "Exception").rsplit(".", 1)[-1]
         msg = a.get("exception.message")
-        return f"{etype}: {msg}" if msg else etype
+        return (f"{etype}: {msg}" if msg else etype), "exception"
     if s.status == "error":
-        return s.status_message or "error"
+        return s.status_message or "error", "status"
     return None
 
 
@@ -184,6 +190,7 @@ class _Own:
     has_result: bool
     result: Any
     error: str | None
+    rule: tuple[str, str | None] | None = None
 
     @property
     def complete(self) -> bool:
@@ -198,16 +205,24 @@ def _own(s: SpanRecord) -> _Own:
     has_args, args = first(a, _ARG_KEYS)
     if not has_args:
         has_args, args = from_events(s, _ARG_KEYS)
-    error = _error(s) if s.end_ns is not None else UNFINISHED
+    failed = _error(s) if s.end_ns is not None else (UNFINISHED, "")
+    error: str | None = None
+    rule: tuple[str, str | None] | None = None
+    if failed is not None:
+        error, rule = failed[0], ((failed[1], None) if failed[1] else None)
     has_result, result = first(a, _RESULT_KEYS)
     if not has_result:
         has_result, result = from_events(s, _RESULT_KEYS)
     result = json_value(result)
     msg = tool_message(result) if has_result else None
+    flagged = False
     if msg is not None:
         cid = cid or msg.get("tool_call_id")
         result = json_value(msg["content"])
-        if msg.get("status") == "error" and error is None:
+        flagged = msg.get("status") == "error"
+    if error is None and has_result:
+        rule = output_error(result, flagged)
+        if rule is not None:
             error = result if isinstance(result, str) else json.dumps(result, default=str)
     if error is not None:
         has_result, result = False, None
@@ -218,6 +233,7 @@ def _own(s: SpanRecord) -> _Own:
         has_result=has_result,
         result=result,
         error=error,
+        rule=rule,
     )
 
 
@@ -242,13 +258,13 @@ def _tool_call(s: SpanRecord, o: _Own, seen: ToolCall | None) -> ToolCall:
     has_args, args = o.has_args, o.args
     if seen is not None and not isinstance(args, dict):
         has_args, args = True, seen.arguments
-    result, error = o.result, o.error
+    result, error, rule = o.result, o.error, o.rule
     if not o.has_result and error is None and seen is not None:
-        result, error = seen.result, seen.error
+        result, error, rule = seen.result, seen.error, rule_of(seen)
     dur = None
     if s.start_ns is not None and s.end_ns is not None:
         dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
-    return ToolCall(
+    call = ToolCall(
         id=o.id or (seen.id if seen is not None else None),
         name=_tool_name(s),
         arguments=json_value(args) if has_args else {},
@@ -257,6 +273,7 @@ def _tool_call(s: SpanRecord, o: _Own, seen: ToolCall | None) -> ToolCall:
         started_at=_when(s.start_ns),
         duration_s=dur,
     )
+    return call if rule is None else mark(call, *rule)
 
 
 def _retrieval(s: SpanRecord) -> ToolCall:
@@ -268,19 +285,20 @@ def _retrieval(s: SpanRecord) -> ToolCall:
             idx, _, rest = k[len(prefix) :].partition(".")
             if idx.isdigit() and rest.startswith("document."):
                 docs.setdefault(int(idx), {})[rest.removeprefix("document.")] = json_value(v)
-    error = _error(s) if s.end_ns is not None else UNFINISHED
+    failed = _error(s) if s.end_ns is not None else (UNFINISHED, "")
     found, query = first(a, ("input.value", "gen_ai.prompt"))
     dur = None
     if s.start_ns is not None and s.end_ns is not None:
         dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
-    return ToolCall(
+    call = ToolCall(
         name=s.name,
         arguments={"query": json_value(query)} if found else {},
-        result=None if error else [docs[i] for i in sorted(docs)],
-        error=error,
+        result=None if failed else [docs[i] for i in sorted(docs)],
+        error=failed[0] if failed else None,
         started_at=_when(s.start_ns),
         duration_s=dur,
     )
+    return mark(call, failed[1]) if failed and failed[1] else call
 
 
 def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | None]) -> bool:

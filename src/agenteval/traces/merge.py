@@ -20,6 +20,10 @@ agent returned none, so tokens are never counted twice), the tool definitions of
 cache and reasoning token counts per model, when the spans have them, and the source's
 own ``Trajectory.metadata`` keys (the recording proxy's ``model_calls``).
 
+When agenteval derived the calls, ``metadata["tool_errors"]`` says which rule made each
+failed call an error (:mod:`agenteval.trials.tool_errors`: ``exception``, ``status``,
+``flag`` or ``text``), when any did.
+
 When the agent raises (or times out), :func:`keep_partial` puts what capture saw so far
 on the failed trial: its calls, usage and active time.
 """
@@ -33,6 +37,7 @@ from typing import Any
 
 from agenteval.agents.base import AgentOutput, Recorder
 from agenteval.traces.mapping import Trajectory
+from agenteval.trials.tool_errors import TOOL_ERRORS, tool_error_list
 from agenteval.trials.transcripts import calls_from_messages
 
 __all__ = ["Seen", "keep_partial", "merge", "watch"]
@@ -74,6 +79,9 @@ def keep_partial(t: Trajectory, rec: Recorder, source: str) -> None:
     if t.tool_calls and not rec.tool_calls:
         rec.tool_calls = list(t.tool_calls)
         rec.metadata["trajectory_source"] = source
+        rules = tool_error_list(rec.tool_calls)
+        if rules:
+            rec.metadata[TOOL_ERRORS] = rules
     if not rec.usage:
         for u in t.usage:
             rec.add_usage(u.model, u.input_tokens, u.output_tokens)
@@ -105,6 +113,9 @@ def merge(out: AgentOutput, seen: Seen | None, rec: Recorder) -> AgentOutput:
     extra: dict[str, Any] = {}
     if source:
         extra["trajectory_source"] = source
+        rules = tool_error_list(out.tool_calls or [])
+        if rules:
+            extra[TOOL_ERRORS] = rules
     if t is not None and t.token_details:
         extra["token_details"] = t.token_details
     if t is not None and t.metadata:
