@@ -2,7 +2,10 @@
 
 Pure: it takes plain :class:`SpanRecord` values (what any tracing backend or OTLP file
 holds), never SDK objects, so the same mapping serves in-process capture and imported
-traces. Each span is classified once:
+traces. Spans are first read into the names below whatever convention recorded them
+(span events, log records, OpenLLMetry's flattened attributes, Google ADK's,
+OpenInference's wrapped tool inputs: :mod:`agenteval.traces.conventions`). Each span is
+classified once:
 
 - **tool**: ``gen_ai.operation.name = execute_tool``, ``openinference.span.kind = TOOL``,
   ``langsmith.span.kind = tool`` or ``traceloop.span.kind = tool``; also an OpenInference
@@ -66,6 +69,13 @@ OpenInference ``llm.token_count.prompt`` / ``completion``). Other ``gen_ai.usage
 ``token_details``. Its ``gen_ai.tool.definitions`` (or ``llm.tools.N.tool.json_schema``)
 are the tools offered (first definition of a name wins). **Active time** is the union of
 the model spans' intervals.
+
+**Not recorded.** When calls lack content the spans did not record (content capture
+off), ``Trajectory.metadata`` says so: ``not_recorded`` (``tool_calls``,
+``tool_arguments``, ``tool_results``: :func:`unrecorded_tool_content`) and
+``not_recorded_reason`` (the setting that records it,
+:func:`~agenteval.traces.conventions.content.content_setting`), so the scorers that need
+it are not applicable rather than wrong.
 """
 
 from __future__ import annotations
@@ -83,11 +93,14 @@ from agenteval.traces.attributes import (
     openinference_messages,
     tool_message,
 )
+from agenteval.traces.conventions import normalise
+from agenteval.traces.conventions.content import content_setting, unrecorded_model_content
 from agenteval.traces.model_spans import add_usage, tool_definitions, union_s
 from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
 from agenteval.trials.tool_errors import mark, output_error, rule_of
 from agenteval.trials.transcripts import calls_from_messages
 from agenteval.trials.trial import ToolCall
+from agenteval.trials.unrecorded import NOT_RECORDED, NOT_RECORDED_REASON
 
 __all__ = [
     "SpanEvent",
@@ -315,7 +328,7 @@ def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | 
 def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     """Map one trial's spans to a :class:`Trajectory` (rules in the module docstring)."""
     ordered = sorted(
-        enumerate(spans), key=lambda p: (p[1].start_ns is None, p[1].start_ns or 0, p[0])
+        enumerate(normalise(spans)), key=lambda p: (p[1].start_ns is None, p[1].start_ns or 0, p[0])
     )
     t = Trajectory()
     tools: list[SpanRecord] = []
@@ -343,8 +356,13 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
         seen = _pair(owns, [_tool_name(s) for s in tools], from_messages)
         trio = zip(tools, owns, seen, strict=True)
         calls = [(s.start_ns or 0, _tool_call(s, o, c)) for s, o, c in trio]
+        gaps = _tool_gaps(owns, seen) if need else []
     else:
         calls = [(0, c) for c in from_messages]
+        gaps = unrecorded_model_content(models, 0)
+    if gaps:
+        t.metadata[NOT_RECORDED] = gaps
+        t.metadata[NOT_RECORDED_REASON] = content_setting([*tools, *models])
     calls.extend((s.start_ns or 0, _retrieval(s)) for s in retrievers)
     if retrievers:
         calls.sort(key=lambda p: p[0])
@@ -364,19 +382,7 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     return t
 
 
-def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
-    """What the spans did not record about the tool calls: ``tool_arguments`` when a tool
-    span has no arguments (on the span, its events, or a model message's call with the
-    same id), ``tool_results`` when a finished tool span that did not fail has no result
-    (likewise). Empty when every call is complete, or there is no tool span."""
-    spans = list(spans)
-    tools = [s for s in spans if _kind(s) == "tool"]
-    if not tools:
-        return []
-    models = [s for s in spans if _kind(s) == "model"]
-    models.sort(key=lambda s: (s.start_ns is None, s.start_ns or 0))
-    owns = [_own(s) for s in tools]
-    seen = _pair(owns, [_tool_name(s) for s in tools], _message_calls(models))
+def _tool_gaps(owns: list[_Own], seen: list[ToolCall | None]) -> list[str]:
     no_args = no_result = False
     for o, c in zip(owns, seen, strict=True):
         if not o.has_args:
@@ -384,6 +390,25 @@ def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
         if o.error is None and not o.has_result:
             no_result = no_result or c is None or c.result is None
     return [n for n, b in (("tool_arguments", no_args), ("tool_results", no_result)) if b]
+
+
+def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
+    """What the spans did not record about the tool calls: ``tool_arguments`` when a tool
+    span has no arguments (on the span, its events, or a model message's call with the
+    same id), ``tool_results`` when a finished tool span that did not fail has no result
+    (likewise); with no tool span, what the model spans' messages lack
+    (:func:`~agenteval.traces.conventions.content.unrecorded_model_content`, which adds
+    ``tool_calls`` when model calls hold no message at all). Empty when every call is
+    complete."""
+    spans = normalise(spans)
+    tools = [s for s in spans if _kind(s) == "tool"]
+    models = [s for s in spans if _kind(s) == "model"]
+    if not tools:
+        return unrecorded_model_content(models, 0)
+    models.sort(key=lambda s: (s.start_ns is None, s.start_ns or 0))
+    owns = [_own(s) for s in tools]
+    seen = _pair(owns, [_tool_name(s) for s in tools], _message_calls(models))
+    return _tool_gaps(owns, seen)
 
 
 def _empty_parsed(args: Any) -> bool:
