@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from fake_server_util import fake_server_process
 from genai_libs import LIBS
 from test_genai_conventions import EXPECTED, FIXTURES, ON, _imported
+
+from fake_server_util import fake_server_process
 
 HERE = Path(__file__).parent
 
@@ -28,12 +28,7 @@ def _installed(dist: str) -> bool:
     return True
 
 
-CASES = [
-    (lib, mode)
-    for lib, (dist, modes) in LIBS.items()
-    if _installed(dist)
-    for mode in modes
-]
+CASES = [(lib, mode) for lib, (dist, modes) in LIBS.items() if _installed(dist) for mode in modes]
 
 
 @pytest.fixture(scope="module")
