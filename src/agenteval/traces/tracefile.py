@@ -2,7 +2,10 @@
 
 The kind of file is told from its content, as :func:`read_file`
 documents: text starting with ``{`` or ``[`` is JSON, anything else one serialized
-protobuf ``ExportTraceServiceRequest``. What has to be in memory at once:
+protobuf ``ExportTraceServiceRequest``. A JSON document is OTLP (``resourceSpans``; an
+OTLP logs export, ``resourceLogs``, holds log records), Jaeger JSON (the UI's export or
+the query API's ``{"data": [{"traceID", "spans"}]}``, :mod:`agenteval.traces.jaeger`;
+the v3 API's ``{"result": <OTLP>}``) or OpenInference span JSON. What has to be in memory at once:
 
 - **JSON lines** (one OTLP request or OpenInference span per line, the Collector's file
   exporter): one line at a time. The file is read line by line; the first line that holds
@@ -87,6 +90,7 @@ def _content(line: str) -> str:
 def _doc_spans(
     doc: Any, p: Path, line: int | None, logs: list[LogRecord] | None = None
 ) -> Iterator[SpanRecord]:
+    from agenteval.traces.jaeger import is_jaeger, jaeger_spans
     from agenteval.traces.logs import _walk as walk_logs
     from agenteval.traces.logs import is_logs_doc
     from agenteval.traces.openinference_json import is_openinference, spans_of
@@ -96,6 +100,10 @@ def _doc_spans(
         if is_logs_doc(doc):
             if logs is not None:
                 logs.extend(walk_logs(doc))
+        elif is_jaeger(doc):
+            yield from jaeger_spans(doc)
+        elif isinstance(doc, dict) and isinstance(doc.get("result"), dict):
+            yield from _walk_json(doc["result"])  # Jaeger's query API v3: OTLP/JSON
         elif is_openinference(doc):
             yield from spans_of(doc)
         else:
