@@ -141,3 +141,50 @@ def test_a_failed_trial_waits_for_its_late_spans() -> None:
     assert t.failure is not None and t.failure.cause == "server_error"
     assert [c.error for c in t.tool_calls] == [SHIPPED]  # the late span's content
     assert time.monotonic() - t0 < 3.0 + 2
+
+
+def test_logs_route_refuses_bad_bodies_and_takes_protobuf() -> None:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    async def go() -> list[int]:
+        receiver = OtlpReceiver("127.0.0.1", 0)
+        await receiver.start()
+        try:
+            url = receiver.endpoint + "/v1/logs"
+            req = ExportLogsServiceRequest()
+            rec = req.resource_logs.add().scope_logs.add().log_records.add()
+            rec.event_name = "gen_ai.choice"
+            rec.trace_id = bytes.fromhex("ab" * 16)
+            rec.span_id = bytes.fromhex("cd" * 8)
+            codes = []
+            async with aiohttp.ClientSession() as s:
+                for data, ctype in (
+                    (b"{not json", "application/json"),
+                    (b"x", "text/plain"),
+                    (b"\xff\x00garbage", "application/x-protobuf"),
+                    (req.SerializeToString(), "application/x-protobuf"),
+                    (b'{"resourceLogs": []}', "application/json"),
+                ):
+                    async with s.post(url, data=data, headers={"Content-Type": ctype}) as r:
+                        codes.append(r.status)
+            return codes
+        finally:
+            await receiver.close()
+
+    assert asyncio.run(go()) == [400, 415, 400, 200, 200]
+
+
+def test_protobuf_log_records_decode_with_ids_and_body() -> None:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    from agenteval.traces.logs import decode_logs_protobuf
+
+    req = ExportLogsServiceRequest()
+    rec = req.resource_logs.add().scope_logs.add().log_records.add()
+    rec.event_name = "gen_ai.tool.message"
+    rec.trace_id = bytes.fromhex("ab" * 16)
+    rec.span_id = bytes.fromhex("cd" * 8)
+    rec.body.kvlist_value.values.add(key="content").value.string_value = SHIPPED
+    (got,) = decode_logs_protobuf(req.SerializeToString())
+    assert (got.name, got.trace_id, got.span_id) == ("gen_ai.tool.message", "ab" * 16, "cd" * 8)
+    assert got.body == {"content": SHIPPED}

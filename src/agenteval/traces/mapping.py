@@ -83,7 +83,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from agenteval.traces.attributes import (
@@ -97,6 +96,7 @@ from agenteval.traces.conventions import normalise
 from agenteval.traces.conventions.content import content_setting, unrecorded_model_content
 from agenteval.traces.model_spans import add_usage, tool_definitions, union_s
 from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
+from agenteval.traces.retrieval import UNFINISHED, inside_tool, retrieval_call, span_error, when
 from agenteval.trials.tool_errors import mark, output_error, rule_of
 from agenteval.trials.transcripts import calls_from_messages
 from agenteval.trials.trial import ToolCall
@@ -111,7 +111,6 @@ __all__ = [
     "unrecorded_tool_content",
 ]
 
-UNFINISHED = "unfinished: the trial ended before the call returned"
 _MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _ARG_KEYS = (
     "gen_ai.tool.call.arguments",
@@ -145,24 +144,6 @@ def _kind(s: SpanRecord) -> str:
     if op in _MODEL_OPS or oi == "LLM" or ls == "llm":
         return "model"
     return ""
-
-
-def _error(s: SpanRecord) -> tuple[str, str] | None:
-    """``(error, rule)`` of a span that failed (rules 1 and 2 of
-    :mod:`agenteval.trials.tool_errors`), else None."""
-    exc = [e for e in s.events if e.name == "exception"]
-    if exc:
-        a = exc[-1].attributes
-        etype = str(a.get("exception.type") or "Exception").rsplit(".", 1)[-1]
-        msg = a.get("exception.message")
-        return (f"{etype}: {msg}" if msg else etype), "exception"
-    if s.status == "error":
-        return s.status_message or "error", "status"
-    return None
-
-
-def _when(ns: int | None) -> datetime | None:
-    return None if ns is None else datetime.fromtimestamp(ns / 1e9, tz=UTC)
 
 
 def _tool_name(s: SpanRecord) -> str:
@@ -218,7 +199,7 @@ def _own(s: SpanRecord) -> _Own:
     has_args, args = first(a, _ARG_KEYS)
     if not has_args:
         has_args, args = from_events(s, _ARG_KEYS)
-    failed = _error(s) if s.end_ns is not None else (UNFINISHED, "")
+    failed = span_error(s) if s.end_ns is not None else (UNFINISHED, "")
     error: str | None = None
     rule: tuple[str, str | None] | None = None
     if failed is not None:
@@ -283,46 +264,10 @@ def _tool_call(s: SpanRecord, o: _Own, seen: ToolCall | None) -> ToolCall:
         arguments=json_value(args) if has_args else {},
         result=json_value(result),
         error=error,
-        started_at=_when(s.start_ns),
+        started_at=when(s.start_ns),
         duration_s=dur,
     )
     return call if rule is None else mark(call, *rule)
-
-
-def _retrieval(s: SpanRecord) -> ToolCall:
-    a = s.attributes
-    docs: dict[int, dict[str, Any]] = {}
-    prefix = "retrieval.documents."
-    for k, v in a.items():
-        if k.startswith(prefix):
-            idx, _, rest = k[len(prefix) :].partition(".")
-            if idx.isdigit() and rest.startswith("document."):
-                docs.setdefault(int(idx), {})[rest.removeprefix("document.")] = json_value(v)
-    failed = _error(s) if s.end_ns is not None else (UNFINISHED, "")
-    found, query = first(a, ("input.value", "gen_ai.prompt"))
-    dur = None
-    if s.start_ns is not None and s.end_ns is not None:
-        dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
-    call = ToolCall(
-        name=s.name,
-        arguments={"query": json_value(query)} if found else {},
-        result=None if failed else [docs[i] for i in sorted(docs)],
-        error=failed[0] if failed else None,
-        started_at=_when(s.start_ns),
-        duration_s=dur,
-    )
-    return mark(call, failed[1]) if failed and failed[1] else call
-
-
-def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | None]) -> bool:
-    seen = {s.span_id}
-    p = s.parent_id
-    while p is not None and p not in seen:
-        if kinds.get(p) == "tool":
-            return True
-        seen.add(p)
-        p = parents.get(p)
-    return False
 
 
 def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
@@ -338,7 +283,7 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     parents = {s.span_id: s.parent_id for _, s in ordered}
     for _, s in ordered:
         kind = kinds[s.span_id]
-        if kind == "retriever" and _inside_tool(s, kinds, parents):
+        if kind == "retriever" and inside_tool(s, kinds, parents):
             continue
         if kind == "tool":
             tools.append(s)
@@ -363,7 +308,7 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     if gaps:
         t.metadata[NOT_RECORDED] = gaps
         t.metadata[NOT_RECORDED_REASON] = content_setting([*tools, *models])
-    calls.extend((s.start_ns or 0, _retrieval(s)) for s in retrievers)
+    calls.extend((s.start_ns or 0, retrieval_call(s)) for s in retrievers)
     if retrievers:
         calls.sort(key=lambda p: p[0])
     t.tool_calls = [c for _, c in calls]

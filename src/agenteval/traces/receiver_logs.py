@@ -13,23 +13,39 @@ trace body: unsupported content type (415), over the size limit (413), undecodab
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from agenteval.errors import InputError
-from agenteval.traces.logs import decode_logs_body
-
-if TYPE_CHECKING:
-    from agenteval.traces.receiver import OtlpReceiver
+from agenteval.traces.logs import LogRecord, decode_logs_body
 
 __all__ = ["logs_handler"]
+
+
+class _Box(Protocol):
+    def add_log(self, record: LogRecord) -> None: ...
+
+
+class _Receiver(Protocol):
+    """What the handler needs of :class:`~agenteval.traces.receiver.OtlpReceiver`."""
+
+    stats: Any
+    max_body: int
+
+    @property
+    def protobuf(self) -> bool: ...
+
+    def box_of(self, trace_id: str) -> _Box | None: ...
+
+    def _refuse(self, status: int, message: str) -> web.Response: ...
+
 
 _JSON = "application/json"
 _PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
 
 
-def logs_handler(receiver: OtlpReceiver) -> Callable[[web.Request], Awaitable[web.Response]]:
+def logs_handler(receiver: _Receiver) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The aiohttp handler of ``POST /v1/logs`` for ``receiver`` (module docstring)."""
 
     async def handle(request: web.Request) -> web.Response:
