@@ -7,7 +7,9 @@ OpenAI server (``agenteval.testing.fake_openai``) through the real ``openai`` cl
 in ``LOGS_OUT`` (when it emitted logs). Also the checked-in recorder of the fixtures in
 ``fixtures/genai/`` (``record`` below). Run in its own process: instrumentors patch
 the client globally. ``python genai_libs.py --capture LIB MODE BASE_URL OUT`` runs it
-under agenteval's in-process capture instead and writes what capture saw.
+under agenteval's in-process capture instead and writes what capture saw;
+``--export LIB MODE BASE_URL ENDPOINT TRACEPARENT`` exports over OTLP/HTTP to an
+agenteval receiver, as an HTTP service would.
 
 The agent (under one span of its own, ``shop-agent``, as an application has): the user
 asks for ``find_customer(name="Ada")``, ``list_orders(customer=7)``
@@ -161,8 +163,38 @@ def capture(lib: str, mode: str, base_url: str, out: str) -> None:
         json.dump(doc, f)
 
 
+def export(lib: str, mode: str, base_url: str, endpoint: str, traceparent: str) -> None:
+    """The receiver path: the service exports spans and logs over OTLP/HTTP to
+    ``endpoint`` (``/v1/traces``, ``/v1/logs``), its agent span a child of the trial's
+    ``traceparent`` (what an HTTP service takes from agenteval's request)."""
+    os.environ.update(LIBS[lib][1][mode])
+    from opentelemetry import _logs, trace
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(f"{endpoint}/v1/traces")))
+    trace.set_tracer_provider(provider)
+    lp = LoggerProvider()
+    lp.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(f"{endpoint}/v1/logs")))
+    _logs.set_logger_provider(lp)
+    _instrument(lib)
+    ctx = TraceContextTextMapPropagator().extract({"traceparent": traceparent})
+    with trace.get_tracer("shop").start_as_current_span("shop-agent", context=ctx):
+        run_agent(base_url)
+    provider.force_flush()
+    lp.force_flush()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--capture":
         capture(*sys.argv[2:6])
+    elif sys.argv[1] == "--export":
+        export(*sys.argv[2:7])
     else:
         main(*sys.argv[1:6])

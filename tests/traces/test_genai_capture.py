@@ -58,3 +58,40 @@ def test_in_process_capture_matches_import(
     imported = _imported(stems[-1])
     assert [(c.name, c.arguments, c.result, c.error) for c in imported.tool_calls] == calls
     assert (FIXTURES / f"{stems[-1]}.traces.json").exists()
+
+
+@pytest.mark.parametrize(("lib", "mode"), CASES)
+def test_receiver_path_matches_import(lib: str, mode: str, fake_url: str) -> None:
+    """The third path: the library's OTLP/HTTP export (spans and logs) to the receiver."""
+    import asyncio
+
+    from agenteval.llm.propagation import TraceContext
+    from agenteval.traces.logs import attach
+    from agenteval.traces.mapping import trajectory_from_spans
+    from agenteval.traces.receiver import OtlpReceiver
+
+    async def go() -> tuple[list[object], dict[str, object]]:
+        receiver = OtlpReceiver("127.0.0.1", 0)
+        await receiver.start()
+        try:
+            ctx = TraceContext.new()
+            box = receiver.expect(ctx)
+            cmd = [sys.executable, str(HERE / "genai_libs.py"), "--export", lib, mode, fake_url]
+            cmd += [receiver.endpoint, ctx.traceparent]
+            proc = await asyncio.create_subprocess_exec(*cmd)
+            assert await asyncio.wait_for(proc.wait(), 120) == 0
+            await box.settle(2.0)
+            traj = trajectory_from_spans(attach(box.spans, box.logs))
+            return list(traj.tool_calls), dict(traj.metadata)
+        finally:
+            await receiver.close()
+
+    calls, meta = asyncio.run(go())
+    got = [(c.name, c.arguments, c.result, c.error) for c in calls]  # type: ignore[attr-defined]
+    stems = [s for s in ON if s.startswith(f"{lib}-") and s.endswith(f"-{mode}")]
+    if mode == "off" or not stems:
+        assert meta.get("not_recorded") and meta.get("not_recorded_reason")
+        return
+    assert got == EXPECTED
+    imported = _imported(stems[-1])
+    assert [(c.name, c.arguments, c.result, c.error) for c in imported.tool_calls] == got
