@@ -141,7 +141,7 @@ def test_wrapped_as_a_run_wraps_it_the_spans_still_arrive() -> None:
     t, _, _ = trial(AgentOutput(output="a", tool_calls=[]), wrapped=True)
     assert [c.name for c in t.tool_calls] == ["from_span"]
     assert t.metadata["trajectory_source"] == "otlp" and t.metadata["otlp_spans"] == 2
-    t, _, _ = trial(AgentFailure("server_error", "HTTP 500"), wait_s=10, root=False, wrapped=True)
+    t, _, _ = trial(AgentFailure("server_error", "HTTP 500"), wait_s=10, root=True, wrapped=True)
     assert [c.name for c in t.tool_calls] == ["from_span"]
 
 
@@ -151,13 +151,17 @@ def test_usage_the_response_reported_wins() -> None:
     assert [c.name for c in t.tool_calls] == ["from_span"]
 
 
-def test_a_failed_trial_keeps_the_spans_calls_and_does_not_wait() -> None:
-    t, elapsed, r = trial(AgentFailure("server_error", "HTTP 500"), wait_s=10, root=False)
+def test_a_failed_trial_keeps_the_spans_calls_and_waits_like_an_answered_one() -> None:
+    """The wait ends early once the root span is in; without it, the whole --otlp-wait
+    (a failing tool's span may still be in the exporter's batch)."""
+    t, elapsed, r = trial(AgentFailure("server_error", "HTTP 500"), wait_s=10, root=True)
     assert t.failure is not None and t.failure.cause == "server_error"
     assert [c.name for c in t.tool_calls] == ["from_span"]
     assert t.metadata["trajectory_source"] == "otlp"
     assert elapsed < 3
     assert r.stats.spans == 2
+    t, elapsed, _ = trial(AgentFailure("server_error", "HTTP 500"), wait_s=1.0, root=False)
+    assert [c.name for c in t.tool_calls] == ["from_span"] and elapsed >= 1.0
 
 
 def test_the_wait_is_not_part_of_the_timeout_or_the_latency() -> None:

@@ -6,8 +6,14 @@ answers redacted, tool arguments and results opt-in and off). Its
 
 - ``input``: the prompt (the case input is a placeholder);
 - ``output``: the final answer (``output`` is None);
+- ``tool_calls``: which tools were called at all (model calls were seen, with no
+  message content and no tool span: the trial's empty ``tool_calls`` does not mean none);
 - ``tool_arguments``: the arguments of at least one tool call;
 - ``tool_results``: the result of at least one tool call that did not fail.
+
+``metadata["not_recorded_reason"]``, when set, names the setting that would have
+recorded it (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``...); the
+not-applicable reason ends with it.
 
 A scorer that needs missing content is **not applicable** to that trial, never 0:
 :func:`not_recorded_score` gives the score for the built-in scorers listed in
@@ -22,23 +28,26 @@ from collections.abc import Iterable
 
 from agenteval.scoring.score import Score
 from agenteval.trials.trial import Trial
-from agenteval.trials.unrecorded import CONTENT, NOT_RECORDED
+from agenteval.trials.unrecorded import CONTENT, NOT_RECORDED, NOT_RECORDED_REASON
 
 __all__ = ["CONTENT", "NOT_RECORDED", "SCORER_NEEDS", "missing_for", "not_recorded_score"]
 
 
 SCORER_NEEDS: dict[str, frozenset[str]] = {
     "exact_match": frozenset({"output"}),
-    "tool_arguments_valid": frozenset({"tool_arguments"}),
-    "tool_execution": frozenset({"tool_arguments"}),
-    "tool_call_match": frozenset({"tool_arguments"}),
-    "redundant_calls": frozenset({"tool_arguments"}),
-    "tool_faithfulness": frozenset({"output", "tool_results"}),
-    "retrieval_recall": frozenset({"tool_results"}),
-    "tool_grounding": frozenset({"output", "tool_results"}),
+    "tool_selection": frozenset({"tool_calls"}),
+    "trajectory_order": frozenset({"tool_calls"}),
+    "step_efficiency": frozenset({"tool_calls"}),
+    "tool_arguments_valid": frozenset({"tool_calls", "tool_arguments"}),
+    "tool_execution": frozenset({"tool_calls", "tool_arguments", "tool_results"}),
+    "tool_call_match": frozenset({"tool_calls", "tool_arguments"}),
+    "redundant_calls": frozenset({"tool_calls", "tool_arguments"}),
+    "tool_faithfulness": frozenset({"output", "tool_calls", "tool_results"}),
+    "retrieval_recall": frozenset({"tool_calls", "tool_results"}),
+    "tool_grounding": frozenset({"output", "tool_calls", "tool_results"}),
     "avoids_forbidden_text": frozenset({"output"}),
     "pii_leakage": frozenset({"output"}),
-    "wrong_answer_cause": frozenset({"output", "tool_arguments", "tool_results"}),
+    "wrong_answer_cause": frozenset({"output", "tool_calls", "tool_arguments", "tool_results"}),
 }
 """What each built-in scorer reads that a trace may not have recorded."""
 
@@ -54,11 +63,13 @@ def missing_for(trial: Trial, needs: Iterable[str]) -> list[str]:
     return [c for c in CONTENT if c in listed and c in wanted]
 
 
-def reason(missing: list[str]) -> str:
-    """``not applicable: the trace did not record the tool arguments``."""
-    return "not applicable: the trace did not record the " + " and ".join(
+def reason(missing: list[str], setting: str | None = None) -> str:
+    """``not applicable: the trace did not record the tool arguments`` (and, given the
+    ``setting`` that records them, ``; turn on OTEL_...``)."""
+    text = "not applicable: the trace did not record the " + " and ".join(
         m.replace("_", " ") for m in missing
     )
+    return f"{text}; turn on {setting}" if setting else text
 
 
 def not_recorded_score(name: str, trial: Trial, threshold: float) -> Score | None:
@@ -68,4 +79,7 @@ def not_recorded_score(name: str, trial: Trial, threshold: float) -> Score | Non
     if needs is None:
         return None
     missing = missing_for(trial, needs)
-    return Score(None, reason(missing), threshold) if missing else None
+    if not missing:
+        return None
+    setting = trial.metadata.get(NOT_RECORDED_REASON)
+    return Score(None, reason(missing, setting if isinstance(setting, str) else None), threshold)

@@ -47,7 +47,9 @@ def from_events(s: SpanRecord, keys: tuple[str, ...]) -> tuple[bool, Any]:
 
 
 def openinference_messages(a: Mapping[str, Any], prefix: str) -> list[Any]:
-    """``llm.output_messages.N.message.*`` flattened attributes back into OpenAI messages."""
+    """``llm.output_messages.N.message.*`` flattened attributes back into OpenAI messages
+    (``message.contents.M.message_content.text`` parts joined with newlines as the
+    content)."""
     out: dict[int, dict[str, Any]] = {}
     for k, v in a.items():
         if not k.startswith(prefix):
@@ -59,6 +61,9 @@ def openinference_messages(a: Mapping[str, Any], prefix: str) -> list[Any]:
         rest = parts[2:]
         if rest[0] in ("role", "content", "tool_call_id", "name") and len(rest) == 1:
             msg[rest[0]] = v
+        elif rest[0] == "contents" and len(rest) == 4 and rest[1].isdigit():
+            if rest[2:] == ["message_content", "text"] and isinstance(v, str):
+                msg.setdefault("_texts", {})[int(rest[1])] = v
         elif rest[0] == "tool_calls" and len(rest) >= 4 and rest[1].isdigit():
             calls = msg.setdefault("_calls", {})
             tc = calls.setdefault(int(rest[1]), {"function": {}})
@@ -73,6 +78,9 @@ def openinference_messages(a: Mapping[str, Any], prefix: str) -> list[Any]:
         calls = m.pop("_calls", None)
         if calls:
             m["tool_calls"] = [calls[j] for j in sorted(calls)]
+        texts = m.pop("_texts", None)
+        if texts and "content" not in m:
+            m["content"] = "\n".join(texts[j] for j in sorted(texts))
         msgs.append(m)
     return msgs
 

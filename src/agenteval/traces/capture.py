@@ -21,6 +21,10 @@ processors and exporters stay as they are. When no provider was set at all, an S
 ``TracerProvider`` is installed with only that processor — and only then. Any other
 provider (e.g. a no-op one the application set on purpose) is left alone and nothing is
 captured. Spans the application's sampler drops are never started, so never seen.
+
+The **Logs signal** is captured the same way (:mod:`agenteval.traces.capture_logs`: a
+log record processor on the global ``LoggerProvider``, installed only when none is set),
+so content an instrumentation emits as log records joins its spans.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any, Protocol
 
 from agenteval.errors import InputError
+from agenteval.traces.capture_logs import CURRENT_LOGS, attach_logs
 from agenteval.traces.collect import SpanListTrial, collect_spans
 from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory
 
@@ -209,6 +214,7 @@ class OtelCapture:
 
     def __init__(self) -> None:
         self._attached: bool | None = None
+        self._logs: bool | None = None
 
     @property
     def attached(self) -> bool:
@@ -218,8 +224,12 @@ class OtelCapture:
         return self._attached
 
     def trial(self) -> AbstractContextManager[SpanListTrial]:
-        """Collect the spans started in this context until the block ends."""
-        return collect_spans(_CURRENT, self.attached, span_record)
+        """Collect the spans started (and the log records emitted) in this context until
+        the block ends."""
+        if self._logs is None:
+            self._logs = attach_logs()
+        logs = CURRENT_LOGS if self._logs else None
+        return collect_spans(_CURRENT, self.attached, span_record, logs)
 
 
 def _hex(n: int, width: int) -> str:

@@ -1,6 +1,9 @@
 """Recorded traces → cases and trials (``agenteval import-traces``).
 
-Spans are read with :func:`agenteval.traces.tracefile.read_file`, grouped into units as
+Spans are read with :func:`agenteval.traces.tracefile.read_file`; OTLP/JSON **log**
+files given beside the trace files (``resourceLogs``: the content some instrumentations
+emit as log records) are read into memory and each record joins its span by span id
+(:mod:`agenteval.traces.logs`). Spans are grouped into units as
 :func:`agenteval.traces.units.group_units` does (one per agent invocation, or per
 conversation; through an on-disk :class:`~agenteval.traces.spool.Spool`, so memory holds
 one trace or conversation at a time), filtered, sampled, and each unit becomes one case
@@ -17,8 +20,9 @@ and one trial:
   or the last exception event's ``<type>: <message>``.
   ``metadata`` holds ``trace_id``, ``span_id`` (of the first root), ``service`` (the
   resource's ``service.name``), ``conversation`` (when known), ``invocations`` (with
-  ``--group conversation``) and ``not_recorded`` (what the trace did not record, see
-  :mod:`agenteval.scoring.unrecorded`).
+  ``--group conversation``), ``not_recorded`` (what the trace did not record, see
+  :mod:`agenteval.scoring.unrecorded`) and ``tool_errors`` (which rule made each failed
+  call an error, :mod:`agenteval.trials.tool_errors`).
 - **case**: the recorded prompt as input (one user message: its text; a conversation:
   the chat messages); for a conversation unit, each turn's prompt and answer in order but
   the last answer (turns whose prompt was not recorded are left out, and the trial says
@@ -54,18 +58,21 @@ from typing import Any
 
 from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
+from agenteval.traces.conventions import normalise
+from agenteval.traces.conventions.content import content_setting
+from agenteval.traces.logs import LogRecord, attach
 from agenteval.traces.mapping import (
     tool_definitions,
     trajectory_from_spans,
-    unrecorded_tool_content,
 )
 from agenteval.traces.messages import invocation_input, invocation_output
 from agenteval.traces.records import SpanRecord
 from agenteval.traces.spool import Spool
 from agenteval.traces.tracefile import read_file
 from agenteval.traces.units import Unit, attribute
+from agenteval.trials.tool_errors import TOOL_ERRORS, tool_error_list
 from agenteval.trials.trial import Failure, Latency, Trial, Usage
-from agenteval.trials.unrecorded import NOT_RECORDED
+from agenteval.trials.unrecorded import NOT_RECORDED, NOT_RECORDED_REASON
 
 __all__ = ["ImportOptions", "ImportResult", "import_traces", "iter_import", "sample_key"]
 
@@ -233,9 +240,20 @@ def _usages(raw: Any) -> list[Any]:
     return kept
 
 
-def unit_trial(u: Unit) -> tuple[Any, Trial]:
-    """``(input or None, trial)`` for one unit; ``case_id`` is set by the caller."""
+def _normalised(u: Unit, logs: Sequence[LogRecord] = ()) -> Unit:
+    """``u`` with its log records joined (by span id) and its spans read into the
+    canonical names (:mod:`agenteval.traces.conventions`)."""
+    spans = normalise(attach(u.spans, logs) if logs else u.spans)
+    by_id = {s.span_id: s for s in spans}
+    roots = [by_id.get(r.span_id, r) for r in u.roots]
+    return Unit(u.key, u.trace_id, roots, spans, u.conversation)
+
+
+def unit_trial(u: Unit, logs: Sequence[LogRecord] = ()) -> tuple[Any, Trial]:
+    """``(input or None, trial)`` for one unit (``logs``: log records that may belong to
+    its spans); ``case_id`` is set by the caller."""
     missing: list[str] = []
+    u = _normalised(u, logs)
     turns = _by_root(u)
     inputs: list[dict[str, Any]] = []
     output: str | None = None
@@ -262,7 +280,7 @@ def unit_trial(u: Unit) -> tuple[Any, Trial]:
         missing.append("input")
     if output is None and failure is None:
         missing.append("output")
-    missing.extend(unrecorded_tool_content(u.spans))
+    missing.extend(traj.metadata.get(NOT_RECORDED, []))
     start, end = u.start_ns, u.end_ns
     total = (end - start) / 1e9 if start is not None and end is not None and end >= start else None
     meta: dict[str, Any] = {"trace_id": u.trace_id, "span_id": u.root.span_id}
@@ -275,6 +293,12 @@ def unit_trial(u: Unit) -> tuple[Any, Trial]:
         meta["invocations"] = len(u.roots)
     if missing:
         meta[NOT_RECORDED] = missing
+        meta[NOT_RECORDED_REASON] = traj.metadata.get(NOT_RECORDED_REASON) or content_setting(
+            u.spans
+        )
+    rules = tool_error_list(traj.tool_calls)
+    if rules:
+        meta[TOOL_ERRORS] = rules
     meta.update(_exported_metadata(u.root))
     trial = Trial(
         case_id="-",
@@ -306,9 +330,14 @@ def iter_import(
     :class:`~agenteval.traces.spool.Spool` first, so every file is read, and any unusable
     one raises, before the first trial is made."""
     try:
+        logs: list[LogRecord] = []
         with Spool(opts.group) as spool:
             for f in files:
-                spool.add(read_file(f))
+                spool.add(read_file(f, logs))
+            by_trace: dict[str, list[LogRecord]] = {}
+            for r in logs:
+                by_trace.setdefault(r.trace_id or "", []).append(r)
+            untraced = by_trace.pop("", [])
             spool.build()
             res.spans = spool.found.spans
             res.skipped_spans = dict(spool.found.skipped)
@@ -316,7 +345,7 @@ def iter_import(
             for u in spool.units():
                 if not _keep(u, opts, res):
                     continue
-                case_input, trial = unit_trial(u)
+                case_input, trial = unit_trial(u, by_trace.get(u.trace_id, []) + untraced)
                 joined: Case | None = None
                 if opts.dataset is not None and opts.join_attr is not None:
                     value = _text(attribute(u, opts.join_attr))

@@ -2,7 +2,10 @@
 
 Pure: it takes plain :class:`SpanRecord` values (what any tracing backend or OTLP file
 holds), never SDK objects, so the same mapping serves in-process capture and imported
-traces. Each span is classified once:
+traces. Spans are first read into the names below whatever convention recorded them
+(span events, log records, OpenLLMetry's flattened attributes, Google ADK's,
+OpenInference's wrapped tool inputs: :mod:`agenteval.traces.conventions`). Each span is
+classified once:
 
 - **tool**: ``gen_ai.operation.name = execute_tool``, ``openinference.span.kind = TOOL``,
   ``langsmith.span.kind = tool`` or ``traceloop.span.kind = tool``; also an OpenInference
@@ -38,7 +41,10 @@ A **tool span** becomes one call, in span start order:
   is the call's error;
 - a span with status ERROR or an ``exception`` event is an **error**, not a result:
   ``error`` is ``"<exception type>: <message>"`` (the last exception event), else the
-  status description, else ``"error"``; ``result`` stays None;
+  status description, else ``"error"``; ``result`` stays None. So is a result shaped
+  like an error (``"Error: RuntimeError: ..."``: what a framework that caught the
+  exception sends the model), by the rule every path shares
+  (:mod:`agenteval.trials.tool_errors`);
 - a span that has not ended is a call with error ``"unfinished: ..."``;
 - ``started_at`` and ``duration_s`` come from the span's times.
 
@@ -63,6 +69,13 @@ OpenInference ``llm.token_count.prompt`` / ``completion``). Other ``gen_ai.usage
 ``token_details``. Its ``gen_ai.tool.definitions`` (or ``llm.tools.N.tool.json_schema``)
 are the tools offered (first definition of a name wins). **Active time** is the union of
 the model spans' intervals.
+
+**Not recorded.** When calls lack content the spans did not record (content capture
+off), ``Trajectory.metadata`` says so: ``not_recorded`` (``tool_calls``,
+``tool_arguments``, ``tool_results``: :func:`unrecorded_tool_content`) and
+``not_recorded_reason`` (the setting that records it,
+:func:`~agenteval.traces.conventions.content.content_setting`), so the scorers that need
+it are not applicable rather than wrong.
 """
 
 from __future__ import annotations
@@ -70,7 +83,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from agenteval.traces.attributes import (
@@ -80,10 +92,15 @@ from agenteval.traces.attributes import (
     openinference_messages,
     tool_message,
 )
+from agenteval.traces.conventions import normalise
+from agenteval.traces.conventions.content import content_setting, unrecorded_model_content
 from agenteval.traces.model_spans import add_usage, tool_definitions, union_s
 from agenteval.traces.records import SpanEvent, SpanRecord, Trajectory
+from agenteval.traces.retrieval import UNFINISHED, inside_tool, retrieval_call, span_error, when
+from agenteval.trials.tool_errors import mark, output_error, rule_of
 from agenteval.trials.transcripts import calls_from_messages
 from agenteval.trials.trial import ToolCall
+from agenteval.trials.unrecorded import NOT_RECORDED, NOT_RECORDED_REASON
 
 __all__ = [
     "SpanEvent",
@@ -94,7 +111,6 @@ __all__ = [
     "unrecorded_tool_content",
 ]
 
-UNFINISHED = "unfinished: the trial ended before the call returned"
 _MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _ARG_KEYS = (
     "gen_ai.tool.call.arguments",
@@ -128,22 +144,6 @@ def _kind(s: SpanRecord) -> str:
     if op in _MODEL_OPS or oi == "LLM" or ls == "llm":
         return "model"
     return ""
-
-
-def _error(s: SpanRecord) -> str | None:
-    exc = [e for e in s.events if e.name == "exception"]
-    if exc:
-        a = exc[-1].attributes
-        etype = str(a.get("exception.type") or "Exception").rsplit(".", 1)[-1]
-        msg = a.get("exception.message")
-        return f"{etype}: {msg}" if msg else etype
-    if s.status == "error":
-        return s.status_message or "error"
-    return None
-
-
-def _when(ns: int | None) -> datetime | None:
-    return None if ns is None else datetime.fromtimestamp(ns / 1e9, tz=UTC)
 
 
 def _tool_name(s: SpanRecord) -> str:
@@ -184,6 +184,7 @@ class _Own:
     has_result: bool
     result: Any
     error: str | None
+    rule: tuple[str, str | None] | None = None
 
     @property
     def complete(self) -> bool:
@@ -198,16 +199,24 @@ def _own(s: SpanRecord) -> _Own:
     has_args, args = first(a, _ARG_KEYS)
     if not has_args:
         has_args, args = from_events(s, _ARG_KEYS)
-    error = _error(s) if s.end_ns is not None else UNFINISHED
+    failed = span_error(s) if s.end_ns is not None else (UNFINISHED, "")
+    error: str | None = None
+    rule: tuple[str, str | None] | None = None
+    if failed is not None:
+        error, rule = failed[0], ((failed[1], None) if failed[1] else None)
     has_result, result = first(a, _RESULT_KEYS)
     if not has_result:
         has_result, result = from_events(s, _RESULT_KEYS)
     result = json_value(result)
     msg = tool_message(result) if has_result else None
+    flagged = False
     if msg is not None:
         cid = cid or msg.get("tool_call_id")
         result = json_value(msg["content"])
-        if msg.get("status") == "error" and error is None:
+        flagged = msg.get("status") == "error"
+    if error is None and has_result:
+        rule = output_error(result, flagged)
+        if rule is not None:
             error = result if isinstance(result, str) else json.dumps(result, default=str)
     if error is not None:
         has_result, result = False, None
@@ -218,6 +227,7 @@ def _own(s: SpanRecord) -> _Own:
         has_result=has_result,
         result=result,
         error=error,
+        rule=rule,
     )
 
 
@@ -242,62 +252,28 @@ def _tool_call(s: SpanRecord, o: _Own, seen: ToolCall | None) -> ToolCall:
     has_args, args = o.has_args, o.args
     if seen is not None and not isinstance(args, dict):
         has_args, args = True, seen.arguments
-    result, error = o.result, o.error
+    result, error, rule = o.result, o.error, o.rule
     if not o.has_result and error is None and seen is not None:
-        result, error = seen.result, seen.error
+        result, error, rule = seen.result, seen.error, rule_of(seen)
     dur = None
     if s.start_ns is not None and s.end_ns is not None:
         dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
-    return ToolCall(
+    call = ToolCall(
         id=o.id or (seen.id if seen is not None else None),
         name=_tool_name(s),
         arguments=json_value(args) if has_args else {},
         result=json_value(result),
         error=error,
-        started_at=_when(s.start_ns),
+        started_at=when(s.start_ns),
         duration_s=dur,
     )
-
-
-def _retrieval(s: SpanRecord) -> ToolCall:
-    a = s.attributes
-    docs: dict[int, dict[str, Any]] = {}
-    prefix = "retrieval.documents."
-    for k, v in a.items():
-        if k.startswith(prefix):
-            idx, _, rest = k[len(prefix) :].partition(".")
-            if idx.isdigit() and rest.startswith("document."):
-                docs.setdefault(int(idx), {})[rest.removeprefix("document.")] = json_value(v)
-    error = _error(s) if s.end_ns is not None else UNFINISHED
-    found, query = first(a, ("input.value", "gen_ai.prompt"))
-    dur = None
-    if s.start_ns is not None and s.end_ns is not None:
-        dur = max(0.0, (s.end_ns - s.start_ns) / 1e9)
-    return ToolCall(
-        name=s.name,
-        arguments={"query": json_value(query)} if found else {},
-        result=None if error else [docs[i] for i in sorted(docs)],
-        error=error,
-        started_at=_when(s.start_ns),
-        duration_s=dur,
-    )
-
-
-def _inside_tool(s: SpanRecord, kinds: dict[str, str], parents: dict[str, str | None]) -> bool:
-    seen = {s.span_id}
-    p = s.parent_id
-    while p is not None and p not in seen:
-        if kinds.get(p) == "tool":
-            return True
-        seen.add(p)
-        p = parents.get(p)
-    return False
+    return call if rule is None else mark(call, *rule)
 
 
 def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     """Map one trial's spans to a :class:`Trajectory` (rules in the module docstring)."""
     ordered = sorted(
-        enumerate(spans), key=lambda p: (p[1].start_ns is None, p[1].start_ns or 0, p[0])
+        enumerate(normalise(spans)), key=lambda p: (p[1].start_ns is None, p[1].start_ns or 0, p[0])
     )
     t = Trajectory()
     tools: list[SpanRecord] = []
@@ -307,7 +283,7 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     parents = {s.span_id: s.parent_id for _, s in ordered}
     for _, s in ordered:
         kind = kinds[s.span_id]
-        if kind == "retriever" and _inside_tool(s, kinds, parents):
+        if kind == "retriever" and inside_tool(s, kinds, parents):
             continue
         if kind == "tool":
             tools.append(s)
@@ -325,9 +301,14 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
         seen = _pair(owns, [_tool_name(s) for s in tools], from_messages)
         trio = zip(tools, owns, seen, strict=True)
         calls = [(s.start_ns or 0, _tool_call(s, o, c)) for s, o, c in trio]
+        gaps = _tool_gaps(owns, seen) if need else []
     else:
         calls = [(0, c) for c in from_messages]
-    calls.extend((s.start_ns or 0, _retrieval(s)) for s in retrievers)
+        gaps = unrecorded_model_content(models, 0)
+    if gaps:
+        t.metadata[NOT_RECORDED] = gaps
+        t.metadata[NOT_RECORDED_REASON] = content_setting([*tools, *models])
+    calls.extend((s.start_ns or 0, retrieval_call(s)) for s in retrievers)
     if retrievers:
         calls.sort(key=lambda p: p[0])
     t.tool_calls = [c for _, c in calls]
@@ -346,19 +327,7 @@ def trajectory_from_spans(spans: Iterable[SpanRecord]) -> Trajectory:
     return t
 
 
-def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
-    """What the spans did not record about the tool calls: ``tool_arguments`` when a tool
-    span has no arguments (on the span, its events, or a model message's call with the
-    same id), ``tool_results`` when a finished tool span that did not fail has no result
-    (likewise). Empty when every call is complete, or there is no tool span."""
-    spans = list(spans)
-    tools = [s for s in spans if _kind(s) == "tool"]
-    if not tools:
-        return []
-    models = [s for s in spans if _kind(s) == "model"]
-    models.sort(key=lambda s: (s.start_ns is None, s.start_ns or 0))
-    owns = [_own(s) for s in tools]
-    seen = _pair(owns, [_tool_name(s) for s in tools], _message_calls(models))
+def _tool_gaps(owns: list[_Own], seen: list[ToolCall | None]) -> list[str]:
     no_args = no_result = False
     for o, c in zip(owns, seen, strict=True):
         if not o.has_args:
@@ -366,6 +335,25 @@ def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
         if o.error is None and not o.has_result:
             no_result = no_result or c is None or c.result is None
     return [n for n, b in (("tool_arguments", no_args), ("tool_results", no_result)) if b]
+
+
+def unrecorded_tool_content(spans: Iterable[SpanRecord]) -> list[str]:
+    """What the spans did not record about the tool calls: ``tool_arguments`` when a tool
+    span has no arguments (on the span, its events, or a model message's call with the
+    same id), ``tool_results`` when a finished tool span that did not fail has no result
+    (likewise); with no tool span, what the model spans' messages lack
+    (:func:`~agenteval.traces.conventions.content.unrecorded_model_content`, which adds
+    ``tool_calls`` when model calls hold no message at all). Empty when every call is
+    complete."""
+    spans = normalise(spans)
+    tools = [s for s in spans if _kind(s) == "tool"]
+    models = [s for s in spans if _kind(s) == "model"]
+    if not tools:
+        return unrecorded_model_content(models, 0)
+    models.sort(key=lambda s: (s.start_ns is None, s.start_ns or 0))
+    owns = [_own(s) for s in tools]
+    seen = _pair(owns, [_tool_name(s) for s in tools], _message_calls(models))
+    return _tool_gaps(owns, seen)
 
 
 def _empty_parsed(args: Any) -> bool:

@@ -18,7 +18,12 @@ Captured data also fills what the agent did not give: token ``usage`` (only when
 agent returned none, so tokens are never counted twice), the tool definitions offered
 (``tools``), active time (time inside model calls), and ``metadata["token_details"]``:
 cache and reasoning token counts per model, when the spans have them, and the source's
-own ``Trajectory.metadata`` keys (the recording proxy's ``model_calls``).
+own ``Trajectory.metadata`` keys (the recording proxy's ``model_calls``; the spans'
+``not_recorded`` and ``not_recorded_reason`` when the trial's calls are the capture's).
+
+When agenteval derived the calls, ``metadata["tool_errors"]`` says which rule made each
+failed call an error (:mod:`agenteval.trials.tool_errors`: ``exception``, ``status``,
+``flag`` or ``text``), when any did.
 
 When the agent raises (or times out), :func:`keep_partial` puts what capture saw so far
 on the failed trial: its calls, usage and active time.
@@ -33,7 +38,9 @@ from typing import Any
 
 from agenteval.agents.base import AgentOutput, Recorder
 from agenteval.traces.mapping import Trajectory
+from agenteval.trials.tool_errors import TOOL_ERRORS, tool_error_list
 from agenteval.trials.transcripts import calls_from_messages
+from agenteval.trials.unrecorded import NOT_RECORDED, NOT_RECORDED_REASON
 
 __all__ = ["Seen", "keep_partial", "merge", "watch"]
 
@@ -73,9 +80,15 @@ def watch(source: Any, rec: Recorder) -> Iterator[Seen]:
 def keep_partial(t: Trajectory, rec: Recorder, source: str) -> None:
     """Record on ``rec`` what was seen before the agent failed (the calls say where they
     came from: ``metadata.trajectory_source``, as on an answered trial)."""
+    if NOT_RECORDED in t.metadata and not rec.tool_calls:
+        rec.metadata[NOT_RECORDED] = t.metadata[NOT_RECORDED]
+        rec.metadata[NOT_RECORDED_REASON] = t.metadata.get(NOT_RECORDED_REASON)
     if t.tool_calls and not rec.tool_calls:
         rec.tool_calls = list(t.tool_calls)
         rec.metadata["trajectory_source"] = source
+        rules = tool_error_list(rec.tool_calls)
+        if rules:
+            rec.metadata[TOOL_ERRORS] = rules
     if not rec.usage:
         for u in t.usage:
             rec.add_usage(u.model, u.input_tokens, u.output_tokens)
@@ -107,10 +120,16 @@ def merge(out: AgentOutput, seen: Seen | None, rec: Recorder) -> AgentOutput:
     extra: dict[str, Any] = {}
     if source:
         extra["trajectory_source"] = source
+        rules = tool_error_list(out.tool_calls or [])
+        if rules:
+            extra[TOOL_ERRORS] = rules
     if t is not None and t.token_details:
         extra["token_details"] = t.token_details
     if t is not None and t.metadata:
         extra.update(t.metadata)  # e.g. the proxy's ``model_calls``
+        if seen is not None and source != seen.source:  # the calls are not the capture's
+            extra.pop(NOT_RECORDED, None)
+            extra.pop(NOT_RECORDED_REASON, None)
     if extra:
         out.metadata = {**extra, **out.metadata}
     return out

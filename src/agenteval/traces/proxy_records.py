@@ -5,11 +5,13 @@ into a :class:`ModelCall`: the model, token usage, the tool calls the model requ
 and the tool outputs the agent sent back (what is read, exactly, is in its docstring).
 
 **Errors.** The model APIs have no error flag on a tool output: the proxy sees text. A
-tool output is recorded as the call's ``error`` (and no ``result``) when its text starts
-with ``Error:`` in any case (what LangGraph's ``ToolNode`` sends, and the convention
-to use in your own loop) or with ``An error occurred while running the tool`` (the
-OpenAI Agents SDK's default); any other output is the call's ``result``, kept as text.
-A tool result that happens to start with ``Error:`` is recorded as an error.
+tool output is recorded as the call's ``error`` (and no ``result``) when its text is
+shaped like an error — it starts with ``Error:`` (what LangGraph's ``ToolNode`` sends,
+and the convention to use in your own loop), ``An error occurred while running the
+tool`` (the OpenAI Agents SDK's default), ``RuntimeError: ``... — by the rule span
+capture and transcripts use too (:mod:`agenteval.trials.tool_errors`, rule ``text``);
+any other output is the call's ``result``, kept as text. A tool result that happens to
+start with ``Error:`` is recorded as an error.
 
 :func:`trajectory_from_calls` turns one trial's calls into a
 :class:`~agenteval.traces.records.Trajectory` (rules in its docstring);
@@ -19,7 +21,6 @@ A tool result that happens to start with ``Error:`` is recorded as an error.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -28,6 +29,7 @@ from typing import Any
 
 from agenteval.errors import InputError
 from agenteval.traces.records import Trajectory
+from agenteval.trials.tool_errors import error_text_prefix, mark
 from agenteval.trials.trial import CachedCall, ToolCall, Usage
 
 __all__ = [
@@ -39,12 +41,10 @@ __all__ = [
     "trajectory_from_calls",
 ]
 
-_ERROR_TEXT = re.compile(r"(?:(?i:error):|An error occurred while running the tool)")
-
 
 def is_error_text(content: Any) -> bool:
     """True when a tool output's text marks an error (module docstring)."""
-    return isinstance(content, str) and _ERROR_TEXT.match(content.lstrip()) is not None
+    return error_text_prefix(content) is not None
 
 
 @dataclass(slots=True)
@@ -185,8 +185,10 @@ def trajectory_from_calls(calls: Iterable[ModelCall]) -> Trajectory:
             if tc is None or id(tc) in answered:
                 continue
             answered.add(id(tc))
-            if is_error_text(out.content):
+            prefix = error_text_prefix(out.content)
+            if prefix is not None:
                 tc.error = str(out.content)
+                mark(tc, "text", prefix)
             else:
                 tc.result = out.content
             start = ends.get(id(tc))

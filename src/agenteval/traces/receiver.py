@@ -40,7 +40,9 @@ from aiohttp import web
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.llm.propagation import TraceContext
+from agenteval.traces.logs import LogRecord
 from agenteval.traces.otlp import decode_body
+from agenteval.traces.receiver_logs import logs_handler
 from agenteval.traces.records import SpanRecord
 
 __all__ = ["OtlpReceiver", "ReceiverStats", "TraceBox", "parse_address"]
@@ -105,7 +107,15 @@ class TraceBox:
     """Requests sent with the trace: a conversation sends one per turn, each the root of
     its own spans; the wait ends early only once the last one's root has arrived."""
     roots: int = 0
+    logs: list[LogRecord] = field(default_factory=list)
+    """The trace's OTel log records (``/v1/logs``, :mod:`agenteval.traces.receiver_logs`)."""
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def add_log(self, record: LogRecord) -> None:
+        """Keep a log record of the trace."""
+        self.logs.append(record)
+        self.last_arrival = time.monotonic()
+        self._arrived.set()
 
     def add(self, span: SpanRecord) -> None:
         """Keep ``span``; note when the trace's root spans arrive."""
@@ -221,6 +231,7 @@ class OtlpReceiver:
             return
         app = web.Application(client_max_size=self.max_body)
         app.router.add_post("/v1/traces", self._handle)
+        app.router.add_post("/v1/logs", logs_handler(self))
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         await web.SockSite(runner, self._sock).start()
@@ -238,6 +249,10 @@ class OtlpReceiver:
         box = TraceBox(context)
         self._open[context.trace_id] = box
         return box
+
+    def box_of(self, trace_id: str) -> TraceBox | None:
+        """The open box of ``trace_id``'s trial, if any."""
+        return self._open.get(trace_id)
 
     def release(self, context: TraceContext) -> None:
         """The trial is done: later spans of its trace are counted as late."""

@@ -3,8 +3,8 @@
 :class:`ReceiverAgent` wraps the adapter (``--http-config``, ``--endpoint``, the tool
 loop): per trial it makes a fresh :class:`~agenteval.llm.propagation.TraceContext`,
 which the adapter's HTTP requests carry as ``traceparent``, and asks the
-:class:`~agenteval.traces.receiver.OtlpReceiver` for that trace's spans. When the agent
-has answered, the runner calls :meth:`ReceiverAgent.settle` — outside the trial's timeout
+:class:`~agenteval.traces.receiver.OtlpReceiver` for that trace's spans. When the trial
+has ended, the runner calls :meth:`ReceiverAgent.settle` — outside the trial's timeout
 and its measured latency — which waits for late spans (at most ``wait_s``, see
 :meth:`~agenteval.traces.receiver.TraceBox.settle`), maps them with
 :func:`~agenteval.traces.mapping.trajectory_from_spans` and joins them to the trial
@@ -16,8 +16,13 @@ found none, the calls from the spans are the trial's, and ``metadata.trajectory_
 is ``otlp``. Usage from spans is used only when the response reported none. The trial's
 ``metadata.otlp_spans`` counts the spans attributed to it.
 
-A trial that failed (HTTP error, timeout, crash) does not wait: the spans that arrived so
-far are kept on it (:func:`~agenteval.traces.merge.keep_partial`).
+A trial that failed (HTTP error, timeout, crash) waits for late spans like an answered
+one (bounded by ``wait_s``: the failing tool's span may still be in the exporter's
+batch), and keeps what arrived (:func:`~agenteval.traces.merge.keep_partial`).
+
+**Model time.** When model spans arrived, ``latency.active_s`` is the time inside them
+(their union), replacing the adapter's whole-request time. Log records sent to
+``/v1/logs`` join their spans (:mod:`agenteval.traces.receiver_logs`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 from agenteval.agents.base import Agent, AgentOutput, Recorder
 from agenteval.cases.case import Case
 from agenteval.llm.propagation import TraceContext
+from agenteval.traces.logs import attach
 from agenteval.traces.mapping import Trajectory, trajectory_from_spans
 from agenteval.traces.merge import Seen, keep_partial, merge
 from agenteval.traces.receiver import OtlpReceiver, TraceBox
@@ -77,23 +83,25 @@ class ReceiverAgent:
         return await self.inner.run(case, repeat, rec)
 
     async def settle(self, rec: Recorder, out: AgentOutput | None) -> AgentOutput | None:
-        """After the trial: wait for late spans (answered trials only) and merge them."""
+        """After the trial: wait for late spans (failed trials too) and merge them."""
         box = self._boxes.pop(rec.trace.trace_id, None) if rec.trace is not None else None
         if box is None:
             return out
         try:
-            if out is not None:
-                try:
-                    await box.settle(self.wait_s)
-                except asyncio.CancelledError:  # Ctrl-C twice: keep what has arrived
-                    task = asyncio.current_task()
-                    if task is not None:
-                        task.uncancel()
+            try:  # a failed trial waits too: its failing tool's span may be in a batch
+                await box.settle(self.wait_s)
+            except asyncio.CancelledError:  # Ctrl-C twice: keep what has arrived
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
         finally:
             self.receiver.release(box.context)
-        traj = trajectory_from_spans(box.spans)
+        spans = attach(box.spans, box.logs) if box.logs else box.spans
+        traj = trajectory_from_spans(spans)
+        if traj.active_s is not None:  # time inside model spans, not the whole request
+            rec.active_s = traj.active_s
         meta = out.metadata if out is not None else rec.metadata
-        bounds = _turn_calls(box, traj, meta.get("conversation"))
+        bounds = _turn_calls(box, spans, traj, meta.get("conversation"))
         if out is None:
             keep_partial(traj, rec, SOURCE)
             _set_turn_calls(rec.metadata, bounds)
@@ -106,7 +114,9 @@ class ReceiverAgent:
         return out
 
 
-def _turn_calls(box: TraceBox, traj: Trajectory, conversation: Any) -> list[int] | None:
+def _turn_calls(
+    box: TraceBox, spans: list[SpanRecord], traj: Trajectory, conversation: Any
+) -> list[int] | None:
     """A conversation's calls from spans, turn by turn: each turn's request is one root
     span of the trace (its parent the trial's span), in start order. ``traj.tool_calls``
     is put in turn order; the result is the turns' bounds in it (turn ``i`` made
@@ -114,10 +124,10 @@ def _turn_calls(box: TraceBox, traj: Trajectory, conversation: Any) -> list[int]
     turns = conversation.get("turns") if isinstance(conversation, dict) else None
     if not isinstance(turns, list) or not turns:
         return None
-    by_id = {s.span_id: s for s in box.spans}
+    by_id = {s.span_id: s for s in spans}
     groups: dict[str, list[SpanRecord]] = {}
     roots: dict[str, SpanRecord] = {}
-    for s in box.spans:
+    for s in spans:
         top, hops = s, 0
         while top.parent_id in by_id and top.parent_id != box.context.span_id:
             top, hops = by_id[top.parent_id], hops + 1

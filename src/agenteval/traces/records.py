@@ -22,6 +22,9 @@ class SpanEvent:
     name: str
     attributes: Mapping[str, Any] = field(default_factory=dict)
     time_ns: int | None = None
+    body: Any = None
+    """The body of an OTel log record joined to the span as an event (None for a span's
+    own events)."""
 
 
 @dataclass(frozen=True, slots=True)

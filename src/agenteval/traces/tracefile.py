@@ -2,7 +2,10 @@
 
 The kind of file is told from its content, as :func:`read_file`
 documents: text starting with ``{`` or ``[`` is JSON, anything else one serialized
-protobuf ``ExportTraceServiceRequest``. What has to be in memory at once:
+protobuf ``ExportTraceServiceRequest``. A JSON document is OTLP (``resourceSpans``; an
+OTLP logs export, ``resourceLogs``, holds log records), Jaeger JSON (the UI's export or
+the query API's ``{"data": [{"traceID", "spans"}]}``, :mod:`agenteval.traces.jaeger`;
+the v3 API's ``{"result": <OTLP>}``) or OpenInference span JSON. What has to be in memory at once:
 
 - **JSON lines** (one OTLP request or OpenInference span per line, the Collector's file
   exporter): one line at a time. The file is read line by line; the first line that holds
@@ -24,10 +27,13 @@ import codecs
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from agenteval.errors import InputError
 from agenteval.traces.records import BadSpan, SpanRecord
+
+if TYPE_CHECKING:
+    from agenteval.traces.logs import LogRecord
 
 __all__ = ["read_file"]
 
@@ -81,12 +87,24 @@ def _content(line: str) -> str:
     return line.splitlines()[0] if line else line
 
 
-def _doc_spans(doc: Any, p: Path, line: int | None) -> Iterator[SpanRecord]:
+def _doc_spans(
+    doc: Any, p: Path, line: int | None, logs: list[LogRecord] | None = None
+) -> Iterator[SpanRecord]:
+    from agenteval.traces.jaeger import is_jaeger, jaeger_spans
+    from agenteval.traces.logs import _walk as walk_logs
+    from agenteval.traces.logs import is_logs_doc
     from agenteval.traces.openinference_json import is_openinference, spans_of
     from agenteval.traces.otlp import _walk_json
 
     try:
-        if is_openinference(doc):
+        if is_logs_doc(doc):
+            if logs is not None:
+                logs.extend(walk_logs(doc))
+        elif is_jaeger(doc):
+            yield from jaeger_spans(doc)
+        elif isinstance(doc, dict) and isinstance(doc.get("result"), dict):
+            yield from _walk_json(doc["result"])  # Jaeger's query API v3: OTLP/JSON
+        elif is_openinference(doc):
             yield from spans_of(doc)
         else:
             yield from _walk_json(doc)
@@ -109,7 +127,7 @@ def _whole_json(f: IO[bytes], p: Path) -> Any:
         raise InputError(_TOO_DEEP, file=p) from None
 
 
-def _json_file(f: IO[bytes], p: Path) -> Iterator[SpanRecord]:
+def _json_file(f: IO[bytes], p: Path, logs: list[LogRecord] | None) -> Iterator[SpanRecord]:
     lines = _lines(f, p)
     all_ws = True  # every character but the first value's is JSON whitespace
     first: tuple[int, Any] | None = None
@@ -126,31 +144,34 @@ def _json_file(f: IO[bytes], p: Path) -> Iterator[SpanRecord]:
                 # a pretty-printed document, else this line is bad
                 whole = _whole_json(f, p)
                 if whole is not None:
-                    yield from _doc_spans(whole, p, None)
+                    yield from _doc_spans(whole, p, None, logs)
                     return
                 raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
             first = (n, doc)
             all_ws = all_ws and _json_ws(line[len(_content(line)) :])
             continue
         # a second value: JSON lines (the first one included)
-        yield from _checked(_doc_spans(first[1], p, first[0]), f, p)
-        yield from _checked(_line_spans(n, line, p), f, p)
+        yield from _checked(_doc_spans(first[1], p, first[0], logs), f, p)
+        yield from _checked(_line_spans(n, line, p, logs), f, p)
         for m, more in lines:
             if not _blank(more):
-                yield from _checked(_line_spans(m, more, p), f, p)
+                yield from _checked(_line_spans(m, more, p, logs), f, p)
         return
     if first is not None:  # one value: the whole file is that document, if only space is around
-        yield from _checked(_doc_spans(first[1], p, None if all_ws else first[0]), f, p)
+        where = None if all_ws else first[0]
+        yield from _checked(_doc_spans(first[1], p, where, logs), f, p)
 
 
-def _line_spans(n: int, line: str, p: Path) -> Iterator[SpanRecord]:
+def _line_spans(
+    n: int, line: str, p: Path, logs: list[LogRecord] | None = None
+) -> Iterator[SpanRecord]:
     try:
         doc = json.loads(_content(line))
     except RecursionError:
         raise InputError(_TOO_DEEP, file=p, line=n) from None
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
-    yield from _doc_spans(doc, p, n)
+    yield from _doc_spans(doc, p, n, logs)
 
 
 def _checked(spans: Iterator[SpanRecord], f: IO[bytes], p: Path) -> Iterator[SpanRecord]:
@@ -164,9 +185,10 @@ def _checked(spans: Iterator[SpanRecord], f: IO[bytes], p: Path) -> Iterator[Spa
         raise
 
 
-def read_file(path: str | Path) -> Iterator[SpanRecord]:
-    """Every span of a trace file (module docstring; the formats are those of
-    :func:`read_file`)."""
+def read_file(path: str | Path, logs: list[LogRecord] | None = None) -> Iterator[SpanRecord]:
+    """Every span of a trace file (module docstring). An OTLP/JSON logs export
+    (``resourceLogs``, a document or a line) holds no span: its records go to ``logs``
+    when given (:mod:`agenteval.traces.logs`), else are skipped."""
     p = Path(path)
     try:
         f = open(p, "rb")  # noqa: SIM115 - closed below, the generator may stop early
@@ -186,4 +208,4 @@ def read_file(path: str | Path) -> Iterator[SpanRecord]:
                 return
         except OSError as e:
             raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
-        yield from _json_file(f, p)
+        yield from _json_file(f, p, logs)

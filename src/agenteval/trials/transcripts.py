@@ -27,6 +27,9 @@ Rules:
   call is ignored.
 - Text content is kept as text (a list of text blocks is joined with newlines); other
   content is kept as given. An error result sets ``error`` and leaves ``result`` None.
+  A result is an error when its message flags it (above) or when its text is shaped like
+  an error (``Error: ...``, ``RuntimeError: ...``: the rule every path shares,
+  :mod:`agenteval.trials.tool_errors`).
 - Anything that is not one of these shapes is skipped: a transcript never makes the
   trial fail.
 """
@@ -37,6 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval.trials.tool_errors import mark, output_error
 from agenteval.trials.trial import ToolCall
 
 __all__ = ["calls_from_messages", "unwrap_message"]
@@ -49,6 +53,7 @@ class _Call:
     arguments: Any
     result: Any = None
     error: str | None = None
+    rule: tuple[str, str | None] | None = None
     answered: bool = False
 
 
@@ -171,7 +176,8 @@ def _pair(r: _Reader) -> None:
         if target is None or target.answered:
             continue
         target.answered = True
-        if a.is_error:
+        target.rule = output_error(a.content, a.is_error)
+        if target.rule is not None:
             target.error = a.content if isinstance(a.content, str) else str(a.content)
         else:
             target.result = a.content
@@ -184,8 +190,9 @@ def calls_from_messages(messages: Iterable[Any]) -> list[ToolCall]:
         if isinstance(m, dict):
             _read_message(r, m)
     _pair(r)
-    return [
-        ToolCall.model_validate(
+    out = []
+    for c in r.calls:
+        tc = ToolCall.model_validate(
             {
                 "id": c.id,
                 "name": c.name,
@@ -194,5 +201,5 @@ def calls_from_messages(messages: Iterable[Any]) -> list[ToolCall]:
                 "error": c.error,
             }
         )
-        for c in r.calls
-    ]
+        out.append(tc if c.rule is None else mark(tc, *c.rule))
+    return out
