@@ -4,6 +4,7 @@ plain values, so each test states the one field it breaks."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,20 @@ def oi_span(n: int, **over: Any) -> dict[str, Any]:
 def write_lines(path: Path, docs: list[Any]) -> Path:
     path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
     return path
+
+
+def spool_fd(pid: int) -> str | None:
+    """Where the open import spool of process ``pid`` is (``/proc/PID/fd``; Linux), with
+    `` (deleted)`` once unlinked; None before it is open."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if "agenteval-import-" in target:
+            return target
+    return None
