@@ -8,13 +8,18 @@ other. The HTTP contract:
 
 - ``POST /v1/traces`` with ``Content-Type: application/x-protobuf`` (also
   ``application/protobuf``; needs ``opentelemetry-proto``, extra ``otel``) or
-  ``application/json`` (OTLP/JSON, hex or base64 ids), optionally gzip- or
-  deflate-compressed (``Content-Encoding``), decoded by :func:`agenteval.traces.otlp.decode_body`;
+  ``application/json`` (OTLP/JSON, hex or base64 ids), optionally gzip-, deflate- or
+  zstd-compressed (``Content-Encoding``; zstd needs ``zstandard``, extra ``otel``; see
+  :mod:`agenteval.traces.bodies`), decoded by :func:`agenteval.traces.otlp.decode_body`;
 - **200** with an empty ``ExportTraceServiceResponse`` in the request's encoding
   (``{}``, or zero protobuf bytes);
 - **400** for a body that does not decode (one line logged; the run goes on);
 - **413** for a body over ``max_body`` bytes (after decompression; default 16 MiB);
-- **415** for another content type, or protobuf when ``opentelemetry-proto`` is missing.
+- **415** for another content type, or protobuf when ``opentelemetry-proto`` is missing,
+  or a content encoding not read (``br``...).
+
+Every refusal is one logged line (the first five) and counted in
+:attr:`ReceiverStats.malformed`; no request makes a traceback or a 500.
 
 Routing: a span whose trace id belongs to a trial in flight joins that trial
 (:meth:`OtlpReceiver.expect`); a span of a trial already finished is **late**, any other
@@ -42,6 +47,7 @@ from aiohttp import web
 
 from agenteval.errors import InputError
 from agenteval.llm.propagation import TraceContext
+from agenteval.traces.bodies import BodyError, decode_content
 from agenteval.traces.otlp import decode_body
 from agenteval.traces.records import SpanRecord
 
@@ -236,7 +242,12 @@ class OtlpReceiver:
             return
         app = web.Application(client_max_size=self.max_body)
         app.router.add_post("/v1/traces", self._handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # bodies are decompressed by _handle, within max_body (aiohttp's own decoder
+        # logs a traceback for an encoding it cannot read); a client trickling a body
+        # delays the run's end by 1 s at most
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, auto_decompress=False, shutdown_timeout=1.0
+        )
         await runner.setup()
         await web.SockSite(runner, self._sock).start()
         self._runner = runner
@@ -302,9 +313,14 @@ class OtlpReceiver:
         except web.HTTPRequestEntityTooLarge:
             return self._refuse(413, f"body is over {self.max_body} bytes")
         try:
+            body = decode_content(body, request.headers.get("Content-Encoding", ""), self.max_body)
             spans = decode_body(body, ctype, "OTLP request body")
+        except BodyError as e:
+            return self._refuse(e.status, e.message)
         except InputError as e:
             return self._refuse(400, str(e))
+        except (ValueError, RecursionError) as e:  # a value no decoder check caught
+            return self._refuse(400, f"OTLP request body cannot be read ({type(e).__name__})")
         self._route(spans)
         if ctype == _JSON:
             return web.Response(body=b"{}", content_type=_JSON)
