@@ -130,3 +130,20 @@ def test_a_client_trickling_its_body_does_not_hold_the_close() -> None:
 
     took = asyncio.run(main())
     assert took < 20, f"close waited {took:.1f} s for a trickling client (aiohttp's 60 s)"
+
+
+def test_a_foreign_host_header_is_a_counted_421_and_routes_nothing() -> None:
+    ctx = TraceContext.new()
+    raw = _body(ctx)
+
+    async def go(r: OtlpReceiver) -> Any:
+        box = r.expect(ctx)
+        js = "application/json"
+        evil = await post(r, raw, js, Host="evil.example")
+        local = await post(r, raw, js, Host=f"localhost:{r.port}")
+        return box, evil, local
+
+    r, logged, (box, evil, local) = serve(go)
+    assert evil[0] == 421 and local[0] == 200
+    assert len(box.spans) == 1 and r.stats.malformed == 1
+    assert "Host 'evil.example' is not this server" in logged[0]

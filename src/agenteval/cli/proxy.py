@@ -43,6 +43,14 @@ def register(sub: Any) -> None:
     p.add_argument("--out", metavar="FILE", required=True, help="JSONL file calls are appended to")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port to listen on (0: a free one)")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host is NAME (localhost and IP addresses always are;"
+        " others get 421, against DNS rebinding)",
+    )
     p.set_defaults(func=run)
 
 
@@ -56,16 +64,20 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise cannot_write(e, out, "the proxy's output file") from None
     try:
-        asyncio.run(_serve(upstream, args.host, args.port, f))
+        asyncio.run(_serve(upstream, args.host, args.port, f, tuple(args.allow_host)))
     finally:
         f.close()
     return EXIT_OK
 
 
-async def _serve(upstream: str, host: str, port: int, out: IO[str]) -> None:
+async def _serve(
+    upstream: str, host: str, port: int, out: IO[str], allow_hosts: tuple[str, ...] = ()
+) -> None:
     from agenteval.traces.proxy import RecordingProxy
 
-    proxy = RecordingProxy(upstream, host=host, port=port, out=out, labels=True)
+    proxy = RecordingProxy(
+        upstream, host=host, port=port, out=out, labels=True, allow_hosts=allow_hosts
+    )
     try:
         await proxy.start()
     except OSError as e:

@@ -48,6 +48,7 @@ from typing import IO, Any
 import aiohttp
 from aiohttp import web
 
+from agenteval._util.hosts import HostCheck
 from agenteval._util.secrets import Redactor, redact_url
 from agenteval.errors import InputError
 from agenteval.llm.recorder import AgentFailure
@@ -151,12 +152,14 @@ class RecordingProxy:
         port: int = 0,
         out: IO[str] | None = None,
         labels: bool = False,
+        allow_hosts: tuple[str, ...] = (),
     ) -> None:
         self.upstream = upstream.rstrip("/")
         self.host = host
         self.port = port
         self._out = out
         self._labels = labels
+        self._hosts = HostCheck(host, allow_hosts)
         self._trials: dict[str, ProxyTrial] = {}
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -183,7 +186,7 @@ class RecordingProxy:
             connector=aiohttp.TCPConnector(limit=0),
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
         )
-        app = web.Application(client_max_size=1 << 30)
+        app = web.Application(client_max_size=1 << 30, middlewares=[self._host_check])
         app.router.add_route("*", "/t/{token}/{rest:.*}", self._trial_route)
         app.router.add_route("*", "/{rest:.*}", self._plain_route)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
@@ -224,6 +227,17 @@ class RecordingProxy:
         finally:
             _BASE_URL.reset(ctx)
             del self._trials[token]
+
+    @web.middleware
+    async def _host_check(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        host = request.headers.get("Host")
+        if not self._hosts.allows(host):  # a DNS-rebinding page: nothing is forwarded
+            body = {
+                "error": {"message": self._hosts.refusal(host or ""), "type": "agenteval_proxy"}
+            }
+            return web.json_response(body, status=421)
+        resp: web.StreamResponse = await handler(request)
+        return resp
 
     def _not_found(self, message: str) -> web.Response:
         body = {"error": {"message": f"agenteval proxy: {message}", "type": "agenteval_proxy"}}

@@ -16,7 +16,9 @@ other. The HTTP contract:
 - **400** for a body that does not decode (one line logged; the run goes on);
 - **413** for a body over ``max_body`` bytes (after decompression; default 16 MiB);
 - **415** for another content type, or protobuf when ``opentelemetry-proto`` is missing,
-  or a content encoding not read (``br``...).
+  or a content encoding not read (``br``...);
+- **421** for a ``Host`` header naming another server (a DNS-rebinding page:
+  :mod:`agenteval._util.hosts`; ``allow_hosts`` adds names).
 
 Every refusal is one logged line (the first five) and counted in
 :attr:`ReceiverStats.malformed`; no request makes a traceback or a 500.
@@ -45,6 +47,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from agenteval._util.hosts import HostCheck
 from agenteval.errors import InputError
 from agenteval.llm.propagation import TraceContext
 from agenteval.traces.bodies import BodyError, decode_content
@@ -207,12 +210,14 @@ class OtlpReceiver:
         *,
         max_body: int = MAX_BODY,
         log: Callable[[str], None] = _stderr,
+        allow_hosts: tuple[str, ...] = (),
     ) -> None:
         self._sock = _bind(host, port)
         bound = self._sock.getsockname()
         self.host = host
         self.port = int(bound[1])
         self.max_body = max_body
+        self._hosts = HostCheck(host, allow_hosts)
         self.stats = ReceiverStats()
         self._log = log
         self._protobuf = protobuf_available()
@@ -294,6 +299,9 @@ class OtlpReceiver:
 
     async def _handle(self, request: web.Request) -> web.Response:
         self.stats.requests += 1
+        host = request.headers.get("Host")
+        if not self._hosts.allows(host):
+            return self._refuse(421, self._hosts.refusal(host or ""))
         ctype = request.content_type.lower()
         if ctype != _JSON and ctype not in _PROTOBUF:
             return self._refuse(
