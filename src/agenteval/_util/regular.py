@@ -10,6 +10,7 @@ handing a path to code that opens it itself.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -38,11 +39,13 @@ def _refusal(path: str | Path, mode: int) -> str:
 
 def open_regular(path: str | Path) -> BinaryIO:
     """``path`` open for reading in binary; :class:`NotRegularFile` (its ``strerror`` the
-    one-line reason) when it is not a regular file, any other OSError as ``open`` raises
-    it."""
+    one-line reason) for a FIFO, device or socket, :class:`IsADirectoryError` for a
+    directory, any other OSError as ``open`` raises it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):  # as open() says it
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         if not stat.S_ISREG(mode):
             raise NotRegularFile(0, _refusal(path, mode))
         os.set_blocking(fd, True)
@@ -53,10 +56,11 @@ def open_regular(path: str | Path) -> BinaryIO:
 
 
 def not_regular(path: str | Path) -> str | None:
-    """Why ``path`` must not be opened (it exists and is not a regular file), or None
-    (a regular file, or nothing there: the caller's open says so)."""
+    """Why ``path`` must not be opened (a FIFO, device or socket: opening may block), or
+    None (a regular file, a directory or nothing there: the caller's open says what is
+    wrong in its own words)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return None
-    return None if stat.S_ISREG(mode) else _refusal(path, mode)
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else _refusal(path, mode)

@@ -156,7 +156,7 @@ class TrialIndex:
             self._reset()
             self.error = f"{self.path}: cannot be read ({e.strerror or e})"
             return False
-        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open: broken, not read
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):  # a FIFO blocks
             self._reset()
             self.error = f"{self.path}: is not a regular file (a FIFO, device or socket); not read"
             return False
