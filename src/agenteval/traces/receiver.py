@@ -18,7 +18,10 @@ other. The HTTP contract:
 - **415** for another content type, or protobuf when ``opentelemetry-proto`` is missing,
   or a content encoding not read (``br``...);
 - **421** for a ``Host`` header naming another server (a DNS-rebinding page:
-  :mod:`agenteval._util.hosts`; ``allow_hosts`` adds names).
+  :mod:`agenteval._util.hosts`; ``allow_hosts`` adds names), when the receiver listens on
+  a loopback address. Bound to another address (``0.0.0.0``, for agents in containers
+  that send to ``host.docker.internal``) it answers any ``Host``: it was exposed on
+  purpose, and a browser cannot send it an OTLP body without a CORS preflight anyway.
 
 Every refusal is one logged line (the first five) and counted in
 :attr:`ReceiverStats.malformed`; no request makes a traceback or a 500.
@@ -217,7 +220,7 @@ class OtlpReceiver:
         self.host = host
         self.port = int(bound[1])
         self.max_body = max_body
-        self._hosts = HostCheck(host, allow_hosts)
+        self._hosts = HostCheck(host, allow_hosts) if is_loopback(host) else None
         self.stats = ReceiverStats()
         self._log = log
         self._protobuf = protobuf_available()
@@ -300,7 +303,7 @@ class OtlpReceiver:
     async def _handle(self, request: web.Request) -> web.Response:
         self.stats.requests += 1
         host = request.headers.get("Host")
-        if not self._hosts.allows(host):
+        if self._hosts is not None and not self._hosts.allows(host):
             return self._refuse(421, self._hosts.refusal(host or ""))
         ctype = request.content_type.lower()
         if ctype != _JSON and ctype not in _PROTOBUF:
