@@ -87,7 +87,7 @@ def test_standalone_proxy_bad_input_and_unwritable_output(tmp_path: Path, cli: o
     proc = run("proxy", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "dir"))  # type: ignore[operator]
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
-    assert "cannot create the proxy's output file" in proc.stderr
+    assert "is a directory; give a file path" in proc.stderr
 
 
 def test_read_recording_names_the_bad_line(tmp_path: Path) -> None:

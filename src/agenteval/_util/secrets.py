@@ -172,6 +172,52 @@ def redact_urls(text: str) -> str:
     return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
 
 
+TRANSPORT_HEADERS = frozenset(
+    {
+        "connection",
+        "content-length",
+        "host",
+        "keep-alive",
+        "te",
+        "transfer-encoding",
+        "upgrade",
+        "openai-beta",
+        "anthropic-version",
+        "anthropic-beta",
+    }
+)
+"""Headers that carry no credential (framing, the API version asked for): with
+:data:`PUBLIC_HEADERS` and the OpenAI SDKs' ``x-stainless-*`` (language, OS, retry count),
+the headers :func:`header_secrets` leaves out."""
+
+
+def _public_header(name: str) -> bool:
+    n = name.lower()
+    return n in PUBLIC_HEADERS or n in TRANSPORT_HEADERS or n.startswith("x-stainless-")
+
+
+def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
+    """The values of every header but the public ones (:data:`PUBLIC_HEADERS`,
+    :data:`TRANSPORT_HEADERS`, ``x-stainless-*``), each also in its pieces: the credential
+    after an auth scheme (``Bearer K`` → ``K``), each cookie's value (``a=K; b=L`` → ``K``,
+    ``L``), for a :class:`Redactor` to remove wherever they appear. Values shorter than 4
+    characters are dropped by the Redactor itself."""
+    found: list[str] = []
+    for name, value in headers:
+        if _public_header(name) or not value:
+            continue
+        found.append(value)
+        _, sep, rest = value.partition(" ")
+        if sep and rest.strip():
+            found.append(rest.strip())
+        if "=" in value:
+            for piece in re.split(r"[;,]", value):
+                _, eq, v = piece.partition("=")
+                if eq and v.strip():
+                    found.append(v.strip())
+    return list(dict.fromkeys(found))
+
+
 def redact_headers(headers: Mapping[str, Any]) -> dict[str, Any]:
     """``headers`` with every value ``[REDACTED]`` except those on :data:`PUBLIC_HEADERS`."""
     return {

@@ -79,3 +79,32 @@ def show_unsafe(text: str, keep: str = "\t\n\r") -> str:
 def replace_surrogates(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD (so it can be written as UTF-8)."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def clean_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD; ASCII text is returned as is
+    (the common case, at the cost of one check)."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+MAX_DEPTH = 100
+"""How deep :func:`clean_value` follows lists and objects."""
+
+
+class TooDeep(ValueError):
+    """A value nested deeper than :data:`MAX_DEPTH`."""
+
+
+def clean_value(value: object, depth: int = 0) -> object:
+    """``value`` (parsed JSON) with :func:`clean_text` applied to every string, keys
+    included; :class:`TooDeep` past :data:`MAX_DEPTH` levels (a trace's attribute values
+    are read by recursive code further on)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list | dict):
+        if depth >= MAX_DEPTH:
+            raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, list):
+            return [clean_value(v, depth + 1) for v in value]
+        return {clean_text(str(k)): clean_value(v, depth + 1) for k, v in value.items()}
+    return value

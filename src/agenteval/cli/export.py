@@ -8,6 +8,12 @@ The file goes to --out, else to RUN_NAME.TABLE.csv (or .parquet) in the current 
 is never written inside the run directory, never replaces an existing file unless
 --overwrite is given, and appears whole or not at all (written beside, then renamed). Exit
 2 for an unusable run, a missing extra or a refused path; 5 when the file cannot be written.
+
+CSV cells are data, never formulas: a text cell that begins with = + - @, a tab or a
+carriage return (an answer, a case id or a tool result could hold =HYPERLINK(...)) is
+written with a single quote before it, which spreadsheets show as text;
+--keep-formulas writes such cells as they are. Every cell holding a line break (CR or LF)
+is quoted, so a bare CR cannot start a row of its own in a reader.
 """
 
 from __future__ import annotations
@@ -39,6 +45,12 @@ def register(sub: Any) -> None:
     p.add_argument("--table", default="trials", choices=TABLES, help="which table (trials)")
     p.add_argument("--out", metavar="PATH", help="file to write (RUN_NAME.TABLE.FORMAT here)")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.add_argument(
+        "--keep-formulas",
+        action="store_true",
+        help="CSV: write text cells beginning with = + - @ as they are (default: prefixed"
+        " with ' so a spreadsheet shows them as text)",
+    )
     p.set_defaults(func=run)
 
 
@@ -65,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         if args.format == "csv":
-            df.to_csv(tmp, index=False)
+            # CRLF rows: the csv writer quotes every cell holding a CR or an LF
+            data = df if args.keep_formulas else _no_formulas(df)
+            data.to_csv(tmp, index=False, lineterminator="\r\n")
         else:
             df.to_parquet(tmp, index=False)
         if args.overwrite:
@@ -83,3 +97,22 @@ def run(args: argparse.Namespace) -> int:
             tmp.unlink(missing_ok=True)
     print(f"{out} ({len(df)} rows)")
     return EXIT_OK
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula (OWASP's CSV injection list)."""
+
+
+def _no_formula(v: Any) -> Any:
+    return "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
+
+
+def _no_formulas(df: Any) -> Any:
+    """``df`` with every text cell that a spreadsheet would run prefixed by ``'``; the
+    column names too."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or str(out[col].dtype) in ("string", "str"):
+            out[col] = out[col].map(_no_formula)
+    out.columns = [_no_formula(c) for c in out.columns]
+    return out

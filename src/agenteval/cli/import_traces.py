@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import hashlib
 import itertools
+import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +37,15 @@ from agenteval.cli._common import (
     say,
 )
 from agenteval.errors import InputError, writing_run
-from agenteval.rundir import TRIALS, DatasetRef, RunHeader, RunWriter, cases_path, write_header
+from agenteval.rundir import (
+    RUN_FILES,
+    TRIALS,
+    DatasetRef,
+    RunHeader,
+    RunWriter,
+    cases_path,
+    write_header,
+)
 from agenteval.rundir.writer import case_line
 
 if TYPE_CHECKING:
@@ -183,13 +192,19 @@ def _run(args: argparse.Namespace) -> int:
             RunWriter.create(out, header, command="agenteval import-traces") as writer,
         ):
             digest = hashlib.sha256()
-            with open(cases_path(out), "w", encoding="utf-8") as cases, frozen_heap():
-                for case, new, trial in itertools.chain([first], stream):
-                    if new:  # cases.jsonl in first-use order, each before its first trial
-                        cases.write(case_line(case))
-                        cases.flush()
-                        digest.update((canonical_case_json(case) + "\n").encode())
-                    writer.append(trial, scorers.apply(case, trial))
+            try:
+                with open(cases_path(out), "w", encoding="utf-8") as cases, frozen_heap():
+                    for case, new, trial in itertools.chain([first], stream):
+                        if new:  # cases.jsonl in first-use order, each before its first trial
+                            cases.write(case_line(case))
+                            cases.flush()
+                            digest.update((canonical_case_json(case) + "\n").encode())
+                        writer.append(trial, scorers.apply(case, trial))
+            except (InputError, ValueError) as e:  # a unit no decoder check caught
+                _remove_run(writer)
+                if isinstance(e, InputError):
+                    raise
+                raise InputError(f"a trace cannot be imported ({e}); nothing was written") from None
             # the cases written are those used; the joined file is named beside
             ref = DatasetRef(path=None, sha256=digest.hexdigest(), cases=res.case_count)
             if joined is not None:
@@ -200,6 +215,18 @@ def _run(args: argparse.Namespace) -> int:
             _say(args, res)
             finish_run(writer, console_for(args), show=not args.quiet)
     return 0
+
+
+def _remove_run(writer: RunWriter) -> None:
+    """An import is all or nothing: remove the run begun (the directory if the writer
+    made it, else the run's files) so that no half-written RUN_DIR is left."""
+    writer.close()
+    if writer.created_dir:
+        shutil.rmtree(writer.run_dir, ignore_errors=True)
+        return
+    for name in RUN_FILES:
+        with contextlib.suppress(OSError):
+            (writer.run_dir / name).unlink()
 
 
 def _settings(args: argparse.Namespace, res: ImportResult) -> dict[str, Any]:

@@ -15,7 +15,9 @@ trajectory (tool calls with results and errors, usage, model time) per label
 trial then gets its own URL and its calls become the trial's.
 
 Prints ``listening on http://HOST:PORT/v1`` once ready; stops on Ctrl-C or SIGTERM
-(exit 0). Exit codes: 2 bad upstream URL or address in use, 5 FILE cannot be written.
+(exit 0). Exit codes: 2 bad upstream URL, address in use, or a FILE that is a directory or
+a run's own file (``trials.jsonl``, ``run.json``... beside a ``run.json``); 5 FILE cannot
+be written (disk full, read-only, permission: one line, the lines already written kept).
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+from agenteval._util.outpaths import check_out_files
 from agenteval._util.secrets import redact_url
 from agenteval.cli import cache_args
-from agenteval.errors import EXIT_OK, InputError, cannot_write
+from agenteval.errors import EXIT_OK, InputError, RunWriteError
 
 
 def register(sub: Any) -> None:
@@ -44,6 +47,14 @@ def register(sub: Any) -> None:
     p.add_argument("--out", metavar="FILE", required=True, help="JSONL file calls are appended to")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port to listen on (0: a free one)")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host is NAME (localhost and IP addresses always are;"
+        " others get 421, against DNS rebinding)",
+    )
     p.set_defaults(func=run)
     cache_args.add_cache_args(p)
 
@@ -52,23 +63,60 @@ def run(args: argparse.Namespace) -> int:
     from agenteval.traces.proxy import check_upstream
 
     upstream = check_upstream(args.upstream)
-    out = Path(args.out)
+    out = check_out_files([("--out", args.out)], [])[0]  # never a run's own file
     try:
         f = open(out, "a", encoding="utf-8")  # noqa: SIM115 - closed in finally
     except OSError as e:
-        raise cannot_write(e, out, "the proxy's output file") from None
+        raise _write_error(e, out) from None
     try:
-        asyncio.run(_serve(upstream, args.host, args.port, f, cache_args.cache_from_args(args)))
+        asyncio.run(
+            _serve(
+                upstream,
+                args.host,
+                args.port,
+                f,
+                tuple(args.allow_host),
+                cache_args.cache_from_args(args),
+            )
+        )
     finally:
-        f.close()
+        try:
+            f.close()
+        except OSError as e:  # the last buffered bytes refused: said once, exit 5
+            raise _write_error(e, out) from None
     return EXIT_OK
 
 
-async def _serve(upstream: str, host: str, port: int, out: IO[str], cache: Any = None) -> None:
+def _write_error(e: OSError, out: Path) -> RunWriteError | InputError:
+    if isinstance(e, IsADirectoryError | NotADirectoryError | FileNotFoundError):
+        return InputError(f"cannot create the proxy's output file ({e.strerror or e})", file=out)
+    why = e.strerror or str(e) or type(e).__name__
+    return RunWriteError(
+        f"cannot write {out}: {why}; the calls recorded before are kept, the rest were"
+        " forwarded but not recorded"
+    )
+
+
+async def _serve(
+    upstream: str,
+    host: str,
+    port: int,
+    out: IO[str],
+    allow_hosts: tuple[str, ...] = (),
+    cache: Any = None,
+) -> None:
     from agenteval.traces.proxy import RecordingProxy
 
     replay = cache.replay_cache() if cache is not None else None
-    proxy = RecordingProxy(upstream, host=host, port=port, out=out, labels=True, cache=replay)
+    proxy = RecordingProxy(
+        upstream,
+        host=host,
+        port=port,
+        out=out,
+        labels=True,
+        allow_hosts=allow_hosts,
+        cache=replay,
+    )
     try:
         await proxy.start()
     except OSError as e:
@@ -92,7 +140,7 @@ async def _serve(upstream: str, host: str, port: int, out: IO[str], cache: Any =
             [asyncio.ensure_future(stop.wait()), failed], return_when="FIRST_COMPLETED"
         )
         if proxy.write_error is not None:
-            raise cannot_write(proxy.write_error, out.name, "the proxy's output file")
+            raise _write_error(proxy.write_error, Path(out.name))
     finally:
         await proxy.close()
         print(f"agenteval proxy: {proxy.calls_recorded} call(s) recorded", file=sys.stderr)

@@ -9,7 +9,10 @@ as trials arrive; a broken run shows why.
 
 The viewer only reads: it never writes into a run directory. Pages load nothing from
 anywhere else (a strict Content-Security-Policy). It listens on 127.0.0.1 unless --host
-says otherwise, and warns when that address is not a loopback one. Stop it with Ctrl-C
+says otherwise, and warns when that address is not a loopback one. It answers only a Host
+header naming this machine (localhost, an IP address, the --host address or an
+--allow-host name; 421 otherwise), so a web page cannot read the runs through DNS
+rebinding. Stop it with Ctrl-C
 (exit 130). Exit 2 when DIR is not a folder or the port cannot be opened.
 """
 
@@ -40,6 +43,14 @@ def register(sub: Any) -> None:
         "--host", default="127.0.0.1", help="address to listen on (127.0.0.1: this machine only)"
     )
     p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests for this host name (repeatable; localhost and IP"
+        " addresses are always answered)",
+    )
+    p.add_argument(
         "--poll",
         type=float,
         default=2.0,
@@ -49,11 +60,13 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-async def _serve(root: Path, host: str, port: int, poll: float) -> None:
+async def _serve(
+    root: Path, host: str, port: int, poll: float, allow_hosts: tuple[str, ...] = ()
+) -> None:
     from agenteval.view.app import start
 
     try:
-        runner = await start(root, host, port, poll_s=poll)
+        runner = await start(root, host, port, poll_s=poll, allow_hosts=allow_hosts)
     except OSError as e:
         raise InputError(f"cannot listen on {host}:{port} ({e.strerror or e})") from None
     try:
@@ -86,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        asyncio.run(_serve(root, args.host, args.port, args.poll))
+        asyncio.run(_serve(root, args.host, args.port, args.poll, tuple(args.allow_host)))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return EXIT_INTERRUPTED

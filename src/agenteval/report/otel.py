@@ -49,6 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agenteval._util.nanos import checked_ns, ns_of
 from agenteval.cases.case import Case
 from agenteval.errors import EXIT_IO, AgentEvalError, InputError
 from agenteval.rundir import CASES, iter_trials, read_header
@@ -76,10 +77,27 @@ TRIAL_METADATA = "agenteval.trials.trial.json"
 ROUND_TRIP_METADATA = ("conversation", "state", "state_error")
 
 
-def _ns(t: datetime) -> int:
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    return int(t.timestamp() * 1e9)
+class _BadTime(ValueError):
+    """A trial time OTLP cannot hold: ``field`` and why."""
+
+    def __init__(self, field: str, why: str) -> None:
+        super().__init__(f"field '{field}': {why}")
+
+
+def _ns(t: datetime, field: str = "started_at") -> int:
+    """``t`` as OTLP nanoseconds (:mod:`agenteval._util.nanos`); _BadTime out of range."""
+    try:
+        return ns_of(t)
+    except ValueError as e:
+        raise _BadTime(field, f"{t.isoformat()} is {e}") from None
+
+
+def _after(start: int, seconds: float | None, field: str) -> int:
+    """``start`` plus ``seconds`` (None: 0), checked to stay within OTLP's range."""
+    try:
+        return checked_ns(start + int((seconds or 0) * 1e9))
+    except (ValueError, OverflowError) as e:
+        raise _BadTime(field, f"{seconds} s from the start is {e}") from None
 
 
 def _json(v: Any) -> str:
@@ -195,10 +213,11 @@ def _trial_spans(
     start_dt = trial.started_at or datetime.now(UTC)
     start = _ns(start_dt)
     calls = trial.tool_calls
-    ends = [start + int((trial.latency.total_s or 0) * 1e9)]
-    for c in calls:
-        c_start = _ns(c.started_at) if c.started_at else start
-        ends.append(c_start + int((c.duration_s or 0) * 1e9))
+    ends = [_after(start, trial.latency.total_s, "latency.total_s")]
+    for i, c in enumerate(calls):
+        c_start = _ns(c.started_at, f"tool_calls[{i}].started_at") if c.started_at else start
+        ends.append(_after(c_start, c.duration_s, f"tool_calls[{i}].duration_s"))
+    _after(start, trial.latency.active_s, "latency.active_s")
     end = max(ends)
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
@@ -321,7 +340,14 @@ def export_run(
     for trial in iter_trials(d):
         ids.start(f"{header.run_id}\0{trial.case_id}\0{trial.repeat}")
         collect.spans.clear()
-        _trial_spans(tracer, trial, cases.get(trial.case_id), agent, header.run_id)
+        try:
+            _trial_spans(tracer, trial, cases.get(trial.case_id), agent, header.run_id)
+        except _BadTime as e:
+            sink.shutdown()
+            raise InputError(
+                f"the trial of case '{trial.case_id}' repeat {trial.repeat} cannot be"
+                f" exported as OTLP: {e}; stopped after {stats.traces} traces"
+            ) from None
         result = sink.export(list(collect.spans))
         if result != SpanExportResult.SUCCESS:
             sink.shutdown()

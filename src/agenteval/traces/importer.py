@@ -52,10 +52,12 @@ import sqlite3
 import tempfile
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agenteval._util.nanos import datetime_of
+from agenteval._util.untrusted import clean_text
 from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
 from agenteval.traces.conventions import normalise
@@ -132,11 +134,16 @@ def sample_key(seed: int, key: str) -> float:
 
 
 def _hash_id(key: str) -> str:
-    return "t-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return "t-" + hashlib.sha256(clean_text(key).encode("utf-8")).hexdigest()[:12]
 
 
 def _time(ns: int | None) -> datetime | None:
-    return None if ns is None else datetime.fromtimestamp(ns / 1e9, tz=UTC)
+    if ns is None:
+        return None
+    try:
+        return datetime_of(ns)
+    except ValueError:  # the decoders refuse such times; a span made in code may hold one
+        return None
 
 
 def _text(v: Any) -> str | None:
@@ -144,7 +151,7 @@ def _text(v: Any) -> str | None:
         return None
     if isinstance(v, bool):
         return "true" if v else "false"
-    return str(v)
+    return clean_text(str(v))
 
 
 def _keep(u: Unit, opts: ImportOptions, res: ImportResult) -> bool:
@@ -358,7 +365,8 @@ def iter_import(
                     attr = None
                     if opts.case_id_attr is not None:
                         attr = _text(attribute(u, opts.case_id_attr))
-                    cid = attr or _hash_id(u.key)
+                    # a blank value is no id: the unit keeps its hash id
+                    cid = attr if attr is not None and attr.strip() else _hash_id(u.key)
 
                 def make(
                     joined: Case | None = joined, cid: str = cid, given: Any = case_input

@@ -103,8 +103,8 @@ def _record(r: Any, path: str) -> LogRecord:
         )
     return LogRecord(
         name=str(name),
-        trace_id=_id(_get(r, "traceId", "trace_id"), 16, f"{path}.traceId", optional=True),
-        span_id=_id(_get(r, "spanId", "span_id"), 8, f"{path}.spanId", optional=True),
+        trace_id=_id(_get(r, "traceId", "trace_id"), 16, f"{path}.traceId"),
+        span_id=_id(_get(r, "spanId", "span_id"), 8, f"{path}.spanId"),
         time_ns=t,
         attributes=attrs,
         body=value,

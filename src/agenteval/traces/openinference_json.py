@@ -25,6 +25,8 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from agenteval._util.nanos import checked_ns, ns_of
+from agenteval._util.untrusted import MAX_DEPTH, TooDeep, clean_text, clean_value
 from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
 __all__ = ["BadSpan", "is_openinference", "spans_of"]
@@ -42,45 +44,50 @@ def is_openinference(doc: Any) -> bool:
     return isinstance(doc, Mapping) and isinstance(doc.get("context"), Mapping)
 
 
-def _id(v: Any, size: int, path: str, optional: bool = False) -> str | None:
+def _id(v: Any, size: int, path: str) -> str | None:
+    """Lowercase hex; missing, "" or all zeros → None (the span is skipped and counted)."""
     if v is None or v == "":
-        if optional:
-            return None
-        raise BadSpan(path, "missing")
+        return None
     if not isinstance(v, str):
         raise BadSpan(path, "must be a hex string")
     h = v.lower().removeprefix("0x")
     if len(h) != 2 * size or not _HEX.issuperset(h):
         raise BadSpan(path, f"must be {2 * size} hex digits")
-    return h
+    return h if h.strip("0") else None
 
 
 def _time(v: Any, path: str) -> int | None:
     if v is None or v == "":
         return None
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v
-    if not isinstance(v, str):
-        raise BadSpan(path, "must be an ISO 8601 time")
     try:
-        t = datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadSpan(path, "must be an ISO 8601 time") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    delta = t - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+        if isinstance(v, int) and not isinstance(v, bool):
+            return checked_ns(v)
+        if not isinstance(v, str):
+            raise BadSpan(path, "must be an ISO 8601 time")
+        try:
+            t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+        except ValueError:
+            raise BadSpan(path, "must be an ISO 8601 time") from None
+        return ns_of(t if t.tzinfo is not None else t.replace(tzinfo=UTC))
+    except ValueError as e:  # out of range
+        raise BadSpan(path, str(e)) from None
 
 
-def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+def _flatten(value: Any, prefix: str, out: dict[str, Any], path: str, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise BadSpan(path, f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, Mapping):
         for k, v in value.items():
-            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+            key = clean_text(str(k))
+            _flatten(v, f"{prefix}.{key}" if prefix else key, out, path, depth + 1)
     elif isinstance(value, list) and value and all(isinstance(x, Mapping) for x in value):
         for i, v in enumerate(value):
-            _flatten(v, f"{prefix}.{i}", out)
+            _flatten(v, f"{prefix}.{i}", out, path, depth + 1)
     else:
-        out[prefix] = value
+        try:
+            out[prefix] = clean_value(value, depth)
+        except TooDeep as e:
+            raise BadSpan(path, str(e)) from None
 
 
 def _attributes(v: Any, path: str) -> dict[str, Any]:
@@ -89,7 +96,7 @@ def _attributes(v: Any, path: str) -> dict[str, Any]:
     if not isinstance(v, Mapping):
         raise BadSpan(path, "must be an object")
     out: dict[str, Any] = {}
-    _flatten(v, "", out)
+    _flatten(v, "", out, path)
     return out
 
 
@@ -104,7 +111,7 @@ def span_record(s: Any, path: str = "") -> SpanRecord:
     attrs = _attributes(s.get("attributes"), f"{p}attributes")
     kind = s.get("span_kind")
     if isinstance(kind, str) and kind and "openinference.span.kind" not in attrs:
-        attrs["openinference.span.kind"] = kind
+        attrs["openinference.span.kind"] = clean_text(kind)
     events = []
     raw_events = s.get("events") or []
     if not isinstance(raw_events, list):
@@ -115,7 +122,7 @@ def span_record(s: Any, path: str = "") -> SpanRecord:
             raise BadSpan(ep, "must be an object")
         events.append(
             SpanEvent(
-                str(e.get("name", "")),
+                clean_text(str(e.get("name", ""))),
                 _attributes(e.get("attributes"), f"{ep}.attributes"),
                 _time(e.get("timestamp"), f"{ep}.timestamp"),
             )
@@ -127,16 +134,16 @@ def span_record(s: Any, path: str = "") -> SpanRecord:
     name = s.get("name", "")
     message = s.get("status_message") or None
     return SpanRecord(
-        name=name if isinstance(name, str) else str(name),
+        name=clean_text(name if isinstance(name, str) else str(name)),
         span_id=_id(ctx.get("span_id"), 8, f"{p}context.span_id") or "",
         trace_id=_id(ctx.get("trace_id"), 16, f"{p}context.trace_id") or "",
-        parent_id=_id(s.get("parent_id"), 8, f"{p}parent_id", optional=True),
+        parent_id=_id(s.get("parent_id"), 8, f"{p}parent_id"),
         start_ns=_time(s.get("start_time"), f"{p}start_time"),
         end_ns=_time(s.get("end_time"), f"{p}end_time"),
         attributes=attrs,
         events=tuple(events),
         status=status,
-        status_message=message if isinstance(message, str) else None,
+        status_message=clean_text(message) if isinstance(message, str) else None,
     )
 
 

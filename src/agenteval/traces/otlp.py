@@ -31,6 +31,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from agenteval._util.nanos import parse_ns
+from agenteval._util.untrusted import MAX_DEPTH, clean_text
 from agenteval.errors import InputError
 from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
@@ -50,12 +52,11 @@ def _get(d: Mapping[str, Any], camel: str, snake: str) -> Any:
     return d.get(snake) if v is None else v
 
 
-def _id(value: Any, size: int, path: str, *, optional: bool = False) -> str | None:
-    """An id as lowercase hex of ``size`` bytes (hex or base64 input); "" / None → None."""
+def _id(value: Any, size: int, path: str) -> str | None:
+    """An id as lowercase hex of ``size`` bytes (hex or base64 input); missing, "" or all
+    zeros → None (a span without its ids is skipped and counted, not refused)."""
     if value is None or value == "":
-        if optional:
-            return None
-        raise BadSpan(path, "missing")
+        return None
     if not isinstance(value, str):
         raise BadSpan(path, "must be a string")
     if len(value) == 2 * size and _HEX.issuperset(value):
@@ -68,37 +69,34 @@ def _id(value: Any, size: int, path: str, *, optional: bool = False) -> str | No
         if len(raw) != size:
             raise BadSpan(path, f"a {size}-byte id is expected, got {len(raw)} bytes") from None
     if not any(raw):
-        if optional:
-            return None
-        raise BadSpan(path, "all-zero id")
+        return None
     return raw.hex()
 
 
 def _nanos(value: Any, path: str) -> int | None:
     if value is None or value == "":
         return None
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | str):
         raise BadSpan(path, "must be an integer (nanoseconds)")
-    if isinstance(value, int):
-        n = value
-    elif isinstance(value, str) and value.isdigit():
-        n = int(value)
-    else:
-        raise BadSpan(path, "must be an integer (nanoseconds)")
-    return n or None
+    try:
+        return parse_ns(value) or None
+    except ValueError as e:
+        raise BadSpan(path, str(e)) from None
 
 
-def _any_value(v: Any, path: str) -> Any:
+def _any_value(v: Any, path: str, depth: int = 0) -> Any:
     if not isinstance(v, Mapping):
         raise BadSpan(path, "must be an AnyValue object")
+    if depth > MAX_DEPTH:
+        raise BadSpan(path, f"nested deeper than {MAX_DEPTH} levels")
     for key, conv in _ANY.items():
         alt = _SNAKE_ANY[key]
         if key in v or alt in v:
-            return conv(v[key] if key in v else v[alt], path)
+            return conv(v[key] if key in v else v[alt], path, depth)
     return None  # an empty AnyValue
 
 
-def _int_value(x: Any, path: str) -> int:
+def _int_value(x: Any, path: str, depth: int = 0) -> int:
     if isinstance(x, bool) or not isinstance(x, int | str):
         raise BadSpan(path, "intValue must be an integer")
     try:
@@ -107,7 +105,7 @@ def _int_value(x: Any, path: str) -> int:
         raise BadSpan(path, "intValue must be an integer") from None
 
 
-def _double_value(x: Any, path: str) -> float:
+def _double_value(x: Any, path: str, depth: int = 0) -> float:
     if isinstance(x, bool) or not isinstance(x, int | float | str):
         raise BadSpan(path, "doubleValue must be a number")
     try:
@@ -116,34 +114,34 @@ def _double_value(x: Any, path: str) -> float:
         raise BadSpan(path, "doubleValue must be a number") from None
 
 
-def _array_value(x: Any, path: str) -> list[Any]:
+def _array_value(x: Any, path: str, depth: int = 0) -> list[Any]:
     values = x.get("values", []) if isinstance(x, Mapping) else None
     if not isinstance(values, list):
         raise BadSpan(path, "arrayValue.values must be a list")
-    return [_any_value(item, f"{path}[{i}]") for i, item in enumerate(values)]
+    return [_any_value(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(values)]
 
 
-def _kvlist_value(x: Any, path: str) -> dict[str, Any]:
+def _kvlist_value(x: Any, path: str, depth: int = 0) -> dict[str, Any]:
     values = x.get("values", []) if isinstance(x, Mapping) else None
     if not isinstance(values, list):
         raise BadSpan(path, "kvlistValue.values must be a list")
-    return _attributes(values, path)
+    return _attributes(values, path, depth + 1)
 
 
-def _bytes_value(x: Any, path: str) -> bytes:
+def _bytes_value(x: Any, path: str, depth: int = 0) -> bytes:
     try:
         return base64.b64decode(x, validate=True)
     except (binascii.Error, ValueError, TypeError):
         raise BadSpan(path, "bytesValue must be base64") from None
 
 
-def _string_value(x: Any, path: str) -> str:
+def _string_value(x: Any, path: str, depth: int = 0) -> str:
     if not isinstance(x, str):
         raise BadSpan(path, "stringValue must be a string")
-    return x
+    return clean_text(x)
 
 
-def _bool_value(x: Any, path: str) -> bool:
+def _bool_value(x: Any, path: str, depth: int = 0) -> bool:
     if not isinstance(x, bool):
         raise BadSpan(path, "boolValue must be true or false")
     return x
@@ -161,7 +159,7 @@ _ANY: dict[str, Any] = {
 _SNAKE_ANY = {k: k[0 : k.index("V")] + "_value" for k in _ANY}
 
 
-def _attributes(items: Any, path: str) -> dict[str, Any]:
+def _attributes(items: Any, path: str, depth: int = 0) -> dict[str, Any]:
     if items is None:
         return {}
     if not isinstance(items, list):
@@ -171,7 +169,7 @@ def _attributes(items: Any, path: str) -> dict[str, Any]:
         p = f"{path}[{i}]"
         if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
             raise BadSpan(p, "must be {key, value} with a string key")
-        out[kv["key"]] = _any_value(kv.get("value", {}), f"{p}.value")
+        out[clean_text(kv["key"])] = _any_value(kv.get("value", {}), f"{p}.value", depth)
     return out
 
 
@@ -188,7 +186,7 @@ def _status(st: Any, path: str) -> tuple[str, str | None]:
     else:
         raise BadSpan(f"{path}.code", "must be 0, 1, 2 or a STATUS_CODE_* name")
     message = st.get("message") or None
-    return status, message if isinstance(message, str) else None
+    return status, clean_text(message) if isinstance(message, str) else None
 
 
 def _span(s: Any, path: str, resource: Mapping[str, Any]) -> SpanRecord:
@@ -208,19 +206,17 @@ def _span(s: Any, path: str, resource: Mapping[str, Any]) -> SpanRecord:
         ename = e.get("name", "")
         events.append(
             SpanEvent(
-                ename if isinstance(ename, str) else str(ename),
+                clean_text(ename) if isinstance(ename, str) else str(ename),
                 _attributes(e.get("attributes"), f"{ep}.attributes"),
                 _nanos(_get(e, "timeUnixNano", "time_unix_nano"), f"{ep}.timeUnixNano"),
             )
         )
     status, message = _status(s.get("status"), f"{path}.status")
     return SpanRecord(
-        name=name,
+        name=clean_text(name),
         span_id=_id(_get(s, "spanId", "span_id"), 8, f"{path}.spanId") or "",
         trace_id=_id(_get(s, "traceId", "trace_id"), 16, f"{path}.traceId") or "",
-        parent_id=_id(
-            _get(s, "parentSpanId", "parent_span_id"), 8, f"{path}.parentSpanId", optional=True
-        ),
+        parent_id=_id(_get(s, "parentSpanId", "parent_span_id"), 8, f"{path}.parentSpanId"),
         start_ns=_nanos(
             _get(s, "startTimeUnixNano", "start_time_unix_nano"), f"{path}.startTimeUnixNano"
         ),
@@ -271,6 +267,8 @@ def decode_json(doc: Any, where: str = "request body") -> list[SpanRecord]:
         return list(_walk_json(doc))
     except BadSpan as e:
         raise InputError(e.message, file=where, field=e.path or None) from None
+    except RecursionError:
+        raise InputError("nested too deeply", file=where) from None
 
 
 def _pb_value(v: Any) -> Any:
@@ -315,9 +313,9 @@ def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord
             for k, s in enumerate(ss.spans):
                 path = f"resource_spans[{i}].scope_spans[{j}].spans[{k}]"
                 for name, value, size in (("trace_id", s.trace_id, 16), ("span_id", s.span_id, 8)):
-                    if len(value) != size or not any(value):
+                    if value and len(value) != size:  # none or all zeros: skipped, counted
                         raise InputError(
-                            f"a non-zero {size}-byte id is expected, got {len(value)} bytes",
+                            f"a {size}-byte id is expected, got {len(value)} bytes",
                             file=where,
                             field=f"{path}.{name}",
                         )
@@ -325,9 +323,9 @@ def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord
                 out.append(
                     SpanRecord(
                         name=s.name,
-                        span_id=s.span_id.hex(),
-                        trace_id=s.trace_id.hex(),
-                        parent_id=s.parent_span_id.hex() or None,
+                        span_id=s.span_id.hex() if any(s.span_id) else "",
+                        trace_id=s.trace_id.hex() if any(s.trace_id) else "",
+                        parent_id=s.parent_span_id.hex() if any(s.parent_span_id) else None,
                         start_ns=s.start_time_unix_nano or None,
                         end_ns=s.end_time_unix_nano or None,
                         attributes=_pb_attrs(s.attributes),

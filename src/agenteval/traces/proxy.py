@@ -20,13 +20,23 @@ ones (``Connection``, ``Keep-Alive``, ``Transfer-Encoding``, ``TE``, ``Upgrade``
 ``Proxy-*``, ``Trailer``) and ``Host`` go upstream — the agent's own ``Authorization``
 included; the upstream's status, headers (same exceptions) and body bytes come back, a
 compressed body still compressed, a stream (``text/event-stream``) chunk by chunk as it
-arrives. Every path is forwarded (``/v1/models``...); ``chat/completions`` and
-``responses`` are also read.
+arrives. Every path under the upstream's base is forwarded (``/v1/models``...);
+``chat/completions`` and ``responses`` are also read. A path with a ``.`` or ``..``
+segment, also percent-encoded (``%2e%2e``, ``..%2f``, ``%252e``) or with an encoded
+slash or backslash, is answered ``400`` and never forwarded: nothing outside the base
+path is reachable.
 
-**Secrets**: no header is ever recorded. Before a call is recorded, the values of the
-request's ``Authorization``, ``api-key`` and ``x-api-key`` headers are removed from every
-recorded string (:class:`~agenteval._util.secrets.Redactor`), and the upstream URL is written
-only without its credentials.
+**Credentials in the upstream URL** (``https://user:pass@host/v1``): the agent's own
+``Authorization`` header wins when it sends one (it is forwarded unchanged, and the URL's
+credentials are not used); a request without one gets ``Authorization: Basic`` from the
+URL. The URL is forwarded without its user info either way.
+
+**Secrets**: no header is ever recorded. Before a call is recorded, the value of every
+request header but the public ones (:func:`~agenteval._util.secrets.header_secrets`:
+``Content-Type``, ``Accept``, ``User-Agent``..., ``x-stainless-*``), each cookie's value,
+the credential after ``Bearer``, and the upstream URL's credentials are removed from every
+recorded string (:class:`~agenteval._util.secrets.Redactor`), wherever they appear; the
+upstream URL is written only without its credentials.
 
 **Replay cache** (``cache``, docs/cache.md): a model call already stored is answered from
 the cache without reaching the upstream (:mod:`agenteval.traces.proxy_cache`).
@@ -39,6 +49,7 @@ when the agent then raises, the trial fails with cause ``connection`` and that m
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextvars
 import json
 import secrets
@@ -50,8 +61,10 @@ from typing import IO, Any
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
-from agenteval._util.secrets import Redactor, redact_url
+from agenteval._util.hosts import HostCheck
+from agenteval._util.secrets import Redactor, header_secrets, redact_url, url_secrets
 from agenteval.errors import InputError
 from agenteval.llm.recorder import AgentFailure
 from agenteval.llm.replay import ReplayCache
@@ -77,7 +90,6 @@ _HOP = frozenset(
         "host",
     }
 )
-_KEY_HEADERS = ("authorization", "api-key", "x-api-key")
 _BASE_URL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "agenteval_model_base_url", default=None
 )
@@ -138,9 +150,10 @@ class ProxyTrial:
         return [c.as_cached() for c in list(self.calls) if c.cached]
 
     def trajectory(self) -> Trajectory:
-        """What the calls so far say (:func:`trajectory_from_calls`); in-flight calls
-        are left out."""
-        return trajectory_from_calls([c for c in list(self.calls) if c.latency_s is not None])
+        """What the calls so far say (:func:`trajectory_from_calls`). A call still in
+        flight counts for what its request said (the tool results the agent sent back,
+        the tools offered: a trial that fails meanwhile keeps them), not for its response."""
+        return trajectory_from_calls([_request_side(c) for c in list(self.calls)])
 
 
 class RecordingProxy:
@@ -162,14 +175,23 @@ class RecordingProxy:
         port: int = 0,
         out: IO[str] | None = None,
         labels: bool = False,
+        allow_hosts: tuple[str, ...] = (),
         cache: ReplayCache | None = None,
     ) -> None:
-        self.upstream = upstream.rstrip("/")
         self.cache = cache
+        base = URL(upstream.rstrip("/"))
+        self.upstream = str(base.with_user(None).with_password(None)) if base.user else str(base)
+        self._basic = (
+            "Basic " + base64.b64encode(f"{base.user}:{base.password or ''}".encode()).decode()
+            if base.user is not None
+            else None
+        )
+        self._url_keys = url_secrets(upstream)
         self.host = host
         self.port = port
         self._out = out
         self._labels = labels
+        self._hosts = HostCheck(host, allow_hosts)
         self._trials: dict[str, ProxyTrial] = {}
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -196,7 +218,7 @@ class RecordingProxy:
             connector=aiohttp.TCPConnector(limit=0),
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
         )
-        app = web.Application(client_max_size=1 << 30)
+        app = web.Application(client_max_size=1 << 30, middlewares=[self._host_check])
         app.router.add_route("*", "/t/{token}/{rest:.*}", self._trial_route)
         app.router.add_route("*", "/{rest:.*}", self._plain_route)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
@@ -238,6 +260,17 @@ class RecordingProxy:
             _BASE_URL.reset(ctx)
             del self._trials[token]
 
+    @web.middleware
+    async def _host_check(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        host = request.headers.get("Host")
+        if not self._hosts.allows(host):  # a DNS-rebinding page: nothing is forwarded
+            body = {
+                "error": {"message": self._hosts.refusal(host or ""), "type": "agenteval_proxy"}
+            }
+            return web.json_response(body, status=421)
+        resp: web.StreamResponse = await handler(request)
+        return resp
+
     def _not_found(self, message: str) -> web.Response:
         body = {"error": {"message": f"agenteval proxy: {message}", "type": "agenteval_proxy"}}
         return web.json_response(body, status=404)
@@ -262,7 +295,17 @@ class RecordingProxy:
     ) -> web.StreamResponse:
         if rest != "v1" and not rest.startswith("v1/"):
             return self._not_found(f"paths start with /v1 (got /{rest})")
-        rest = rest[3:]
+        raw = _raw_rest(request.raw_path, 3 if request.match_info.get("token") is not None else 1)
+        if raw is None:
+            body = {
+                "error": {
+                    "message": "agenteval proxy: the path has a '.' or '..' segment (or an"
+                    " encoded slash); nothing outside the upstream's base path is forwarded",
+                    "type": "agenteval_proxy",
+                }
+            }
+            return web.json_response(body, status=400)
+        rest = raw
         sink: Callable[[ModelCall], None] = t.calls.append if t is not None else _drop
         return await self._forward(request, rest, label if self._labels else "", sink)
 
@@ -274,14 +317,12 @@ class RecordingProxy:
         api = _api(rest) if request.method == "POST" else "other"
         call = ModelCall(api=api, path="/" + rest, started_at=datetime.now(UTC), label=label)
         t0 = time.perf_counter()
-        keys = [v for k, v in request.headers.items() if k.lower() in _KEY_HEADERS]
-        keys += [v.split(None, 1)[1] for v in keys if " " in v]
+        keys = header_secrets(request.headers.items()) + self._url_keys
         if api != "other":
             read_request(call, body)
         sink(call)  # seen at once, so a trial that ends now still knows of it
-        url = f"{self.upstream}/{rest}" + (
-            f"?{request.query_string}" if request.query_string else ""
-        )
+        _, q, query = request.raw_path.partition("?")  # as sent: nothing re-encoded
+        url = f"{self.upstream}/{rest}" + (f"?{query}" if q and query else "")
         key = None
         if self.cache is not None and api != "other":  # the replay cache
             key = proxy_cache.key_of(self.cache, url, body, keys)
@@ -289,9 +330,15 @@ class RecordingProxy:
             if hit is not None:
                 return self._replay(hit, call, t0, keys)
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
+        if self._basic is not None and "Authorization" not in request.headers:
+            headers.append(("Authorization", self._basic))  # the agent's own one wins
         try:
             up_cm = self._session.request(
-                request.method, url, data=body, headers=headers, allow_redirects=False
+                request.method,
+                URL(url, encoded=True),
+                data=body,
+                headers=headers,
+                allow_redirects=False,
             )
             up = await up_cm.__aenter__()
         except (aiohttp.ClientError, OSError, TimeoutError) as e:
@@ -406,3 +453,32 @@ def _scrub(call: ModelCall, r: Redactor) -> None:
         v = getattr(call, key)
         if isinstance(v, str):
             setattr(call, key, r.redact(v))
+
+
+def _request_side(c: ModelCall) -> ModelCall:
+    """``c`` when it is finished; else what its request said only (no response yet)."""
+    if c.latency_s is not None:
+        return c
+    return ModelCall(
+        api=c.api, path=c.path, started_at=c.started_at, label=c.label,
+        stream=c.stream, model=c.model, outputs=list(c.outputs), tools=list(c.tools),
+    )  # fmt: skip
+
+
+def _raw_rest(raw_path: str, skip: int) -> str | None:
+    """The part of the request's raw (still percent-encoded) path after its first
+    ``skip`` segments and ``v1`` (``/t/TOKEN/v1/chat/completions`` → ``chat/completions``),
+    or None when a segment is ``.`` or ``..`` at any level of percent-decoding, or holds
+    an encoded slash or backslash: such a path could leave the upstream's base path."""
+    from urllib.parse import unquote
+
+    path = raw_path.split("?", 1)[0]
+    parts = path.split("/")[1 + skip :]  # after "", "t", TOKEN, "v1" (or "", "v1")
+    for seg in parts:
+        s, seen = seg, set()
+        while s not in seen:  # every level of encoding: %252e -> %2e -> .
+            seen.add(s)
+            if s in (".", "..") or "/" in s or "\\" in s:
+                return None
+            s = unquote(s)
+    return "/".join(parts)

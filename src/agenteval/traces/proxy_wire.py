@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from datetime import UTC, datetime
 from typing import Any
 
 from agenteval.cases.tooldefs import normalize_tool_def
@@ -29,6 +30,7 @@ from agenteval.traces.proxy_records import ModelCall, RequestedCall, ToolOutput
 
 __all__ = ["READ_MAX", "ResponseReader", "read_request"]
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 READ_MAX = 64 << 20
 """The most bytes of a response (decoded) held for reading; a larger body, or stream event,
 is forwarded but not read (a gzip body may inflate a thousandfold)."""
@@ -93,13 +95,20 @@ def _int(v: Any) -> int | None:
 
 
 class ResponseReader:
-    """Reads a response as its bytes pass (:meth:`feed`), then fills a call (:meth:`finish`)."""
+    """Reads a response as its bytes pass (:meth:`feed`), then fills a call (:meth:`finish`).
+
+    A stream is read line by line and each event folded into what the call records as it
+    completes (:class:`_StreamFold`), so memory holds one pending event (at most
+    :data:`READ_MAX` bytes) and the calls requested, never every event: a gzip stream
+    inflating to millions of events costs no more than one."""
 
     def __init__(self, api: str, content_type: str, encoding: str) -> None:
         self.api = api
         self.sse = content_type.split(";")[0].strip().lower() == "text/event-stream"
-        self._buf = bytearray()
-        self._events: list[Any] = []
+        self._buf = bytearray()  # a JSON body; or, in a stream, the line not ended yet
+        self._data: list[bytes] = []  # the data lines of the stream event under way
+        self._data_size = 0
+        self._fold = _StreamFold(api)
         self.problem: str | None = None
         self._inflate: Any = None
         enc = encoding.strip().lower()
@@ -112,37 +121,72 @@ class ResponseReader:
         """The next bytes of the body, as forwarded."""
         if self.problem is not None or self.api == "other":
             return
-        room = READ_MAX - len(self._buf)
-        if self._inflate is not None:
-            try:
-                chunk = self._inflate.decompress(chunk, room + 1)
-            except zlib.error as e:
-                self.problem = f"body does not decode: {e}"
-                return
-        if len(chunk) > room:
-            self.problem = f"over {READ_MAX >> 20} MiB decoded, not read"
-            self._buf = bytearray()
+        if self._inflate is None:
+            self._take(chunk)
             return
-        self._buf += chunk
-        if self.sse:
-            self._split_events(final=False)
+        piece = 1 << 20 if self.sse else READ_MAX + 1 - len(self._buf)
+        try:
+            while chunk and self.problem is None:
+                out = self._inflate.decompress(chunk, max(1, piece))
+                chunk = self._inflate.unconsumed_tail
+                self._take(out)
+                if not self.sse and chunk:  # a body over the bound: not read
+                    self._over()
+        except zlib.error as e:
+            self.problem = f"body does not decode: {e}"
 
-    def _split_events(self, *, final: bool) -> None:
-        text = self._buf.replace(b"\r\n", b"\n")
-        parts = text.split(b"\n\n")
-        rest = b"" if final else parts.pop()
-        self._buf = bytearray(rest)
-        for part in parts:
-            data = [ln[5:].lstrip() for ln in part.split(b"\n") if ln.startswith(b"data:")]
-            if not data:
-                continue
-            payload = b"\n".join(data)
-            if payload.strip() == b"[DONE]":
-                continue
-            try:
-                self._events.append(json.loads(payload))
-            except (ValueError, RecursionError):
-                self.problem = self.problem or f"stream event is not JSON: {_short(payload)}"
+    def _over(self) -> None:
+        self.problem = f"over {READ_MAX >> 20} MiB decoded, not read"
+        self._buf = bytearray()
+        self._data = []
+
+    def _take(self, data: bytes) -> None:
+        if not self.sse:
+            if len(self._buf) + len(data) > READ_MAX:
+                self._over()
+                return
+            self._buf += data
+            return
+        pos = 0
+        while self.problem is None:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                self._buf += data[pos:]
+                if len(self._buf) + self._data_size > READ_MAX:
+                    self._over()
+                return
+            if self._buf:
+                self._buf += data[pos:nl]
+                line = bytes(self._buf)
+                self._buf = bytearray()
+            else:
+                line = data[pos:nl]
+            pos = nl + 1
+            self._line(line[:-1] if line.endswith(b"\r") else line)
+
+    def _line(self, line: bytes) -> None:
+        if not line:
+            self._dispatch()
+        elif line.startswith(b"data:"):
+            self._data.append(line[5:].lstrip())
+            self._data_size += len(line)
+            if self._data_size > READ_MAX:
+                self._over()
+
+    def _dispatch(self) -> None:
+        if not self._data:
+            return
+        payload = b"\n".join(self._data)
+        self._data = []
+        self._data_size = 0
+        if payload.strip() == b"[DONE]":
+            return
+        try:
+            event = json.loads(payload)
+        except (ValueError, RecursionError):
+            self.problem = self.problem or f"stream event is not JSON: {_short(payload)}"
+            return
+        self._fold.add(event)
 
     def finish(self, call: ModelCall) -> None:
         """Put what the body said into ``call`` (``unparsed`` when it could not be read)."""
@@ -150,9 +194,13 @@ class ResponseReader:
             call.unparsed = self.problem if self.api != "other" else None
             return
         if self.sse:
-            self._split_events(final=True)
+            if self._buf:
+                line = bytes(self._buf)
+                self._buf = bytearray()
+                self._line(line[:-1] if line.endswith(b"\r") else line)
+            self._dispatch()
             if self.problem is None:
-                (_chat_stream if self.api == "chat" else _responses_stream)(self._events, call)
+                self._fold.apply(call)
         else:
             try:
                 data = json.loads(bytes(self._buf))
@@ -166,6 +214,47 @@ class ResponseReader:
                 else:
                     (_chat_body if self.api == "chat" else _responses_body)(data, call)
         call.unparsed = self.problem
+
+
+class _StreamFold:
+    """A stream's events folded one at a time into what the call records: for chat, the
+    model, the last usage and the tool calls assembled from their deltas; for Responses,
+    the final response and the function calls done (nothing else is kept)."""
+
+    def __init__(self, api: str) -> None:
+        self.api = api
+        self.scratch = ModelCall(api=api, path="", started_at=_EPOCH)
+        self.calls: dict[tuple[int, int], RequestedCall] = {}
+        self.final: dict[str, Any] | None = None
+        self.items: list[dict[str, Any]] = []
+
+    def add(self, ev: Any) -> None:
+        if not isinstance(ev, dict):
+            return
+        if self.api == "chat":
+            _chat_event(ev, self.scratch, self.calls)
+        elif isinstance(ev.get("response"), dict) and ev.get("type") in (
+            "response.completed",
+            "response.incomplete",
+            "response.failed",
+        ):
+            self.final = ev["response"]
+        elif ev.get("type") == "response.output_item.done":
+            item = ev.get("item")
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                self.items.append(item)
+
+    def apply(self, call: ModelCall) -> None:
+        if self.api != "chat":
+            _responses_body(self.final if self.final is not None else {"output": self.items}, call)
+            return
+        s = self.scratch
+        if s.model is not None:
+            call.model = s.model
+        if s.input_tokens is not None or s.output_tokens is not None or s.details:
+            call.input_tokens, call.output_tokens = s.input_tokens, s.output_tokens
+            call.details.update(s.details)
+        call.requested.extend(c for _, c in sorted(self.calls.items()) if c.name)
 
 
 def _short(raw: bytes) -> str:
@@ -207,30 +296,28 @@ def _chat_body(data: dict[str, Any], call: ModelCall) -> None:
                 )
 
 
-def _chat_stream(events: list[Any], call: ModelCall) -> None:
-    calls: dict[tuple[int, int], RequestedCall] = {}
-    for ev in events:
-        if not isinstance(ev, dict):
-            continue
-        if isinstance(ev.get("model"), str):
-            call.model = ev["model"]
-        if isinstance(ev.get("usage"), dict):
-            _usage(call, ev["usage"], ("prompt_tokens", "completion_tokens"))
-        for choice in _list(ev.get("choices")):
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            for tc in _list(delta.get("tool_calls") if isinstance(delta, dict) else None):
-                if not isinstance(tc, dict):
-                    continue
-                key = (_int(choice.get("index")) or 0, _int(tc.get("index")) or 0)
-                rc = calls.setdefault(key, RequestedCall(None, ""))
-                rc.id = rc.id or _id(tc.get("id"))
-                fn = tc.get("function")
-                if isinstance(fn, dict):
-                    if isinstance(fn.get("name"), str):
-                        rc.name += fn["name"]
-                    if isinstance(fn.get("arguments"), str):
-                        rc.arguments += fn["arguments"]
-    call.requested.extend(c for _, c in sorted(calls.items()) if c.name)
+def _chat_event(
+    ev: dict[str, Any], call: ModelCall, calls: dict[tuple[int, int], RequestedCall]
+) -> None:
+    """One chat stream chunk: its model, usage and tool-call deltas."""
+    if isinstance(ev.get("model"), str):
+        call.model = ev["model"]
+    if isinstance(ev.get("usage"), dict):
+        _usage(call, ev["usage"], ("prompt_tokens", "completion_tokens"))
+    for choice in _list(ev.get("choices")):
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        for tc in _list(delta.get("tool_calls") if isinstance(delta, dict) else None):
+            if not isinstance(tc, dict):
+                continue
+            key = (_int(choice.get("index")) or 0, _int(tc.get("index")) or 0)
+            rc = calls.setdefault(key, RequestedCall(None, ""))
+            rc.id = rc.id or _id(tc.get("id"))
+            fn = tc.get("function")
+            if isinstance(fn, dict):
+                if isinstance(fn.get("name"), str):
+                    rc.name += fn["name"]
+                if isinstance(fn.get("arguments"), str):
+                    rc.arguments += fn["arguments"]
 
 
 def _responses_body(data: dict[str, Any], call: ModelCall) -> None:
@@ -245,20 +332,3 @@ def _responses_body(data: dict[str, Any], call: ModelCall) -> None:
                 call.requested.append(
                     RequestedCall(cid, name, args if isinstance(args, str) else "")
                 )
-
-
-def _responses_stream(events: list[Any], call: ModelCall) -> None:
-    final = None
-    items = []
-    for ev in events:
-        if not isinstance(ev, dict):
-            continue
-        if isinstance(ev.get("response"), dict) and ev.get("type") in (
-            "response.completed",
-            "response.incomplete",
-            "response.failed",
-        ):
-            final = ev["response"]
-        elif ev.get("type") == "response.output_item.done" and isinstance(ev.get("item"), dict):
-            items.append(ev["item"])
-    _responses_body(final if final is not None else {"output": items}, call)

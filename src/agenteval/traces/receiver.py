@@ -8,13 +8,23 @@ other. The HTTP contract:
 
 - ``POST /v1/traces`` with ``Content-Type: application/x-protobuf`` (also
   ``application/protobuf``; needs ``opentelemetry-proto``, extra ``otel``) or
-  ``application/json`` (OTLP/JSON, hex or base64 ids), optionally gzip- or
-  deflate-compressed (``Content-Encoding``), decoded by :func:`agenteval.traces.otlp.decode_body`;
+  ``application/json`` (OTLP/JSON, hex or base64 ids), optionally gzip-, deflate- or
+  zstd-compressed (``Content-Encoding``; zstd needs ``zstandard``, extra ``otel``; see
+  :mod:`agenteval.traces.bodies`), decoded by :func:`agenteval.traces.otlp.decode_body`;
 - **200** with an empty ``ExportTraceServiceResponse`` in the request's encoding
   (``{}``, or zero protobuf bytes);
 - **400** for a body that does not decode (one line logged; the run goes on);
 - **413** for a body over ``max_body`` bytes (after decompression; default 16 MiB);
-- **415** for another content type, or protobuf when ``opentelemetry-proto`` is missing.
+- **415** for another content type, or protobuf when ``opentelemetry-proto`` is missing,
+  or a content encoding not read (``br``...);
+- **421** for a ``Host`` header naming another server (a DNS-rebinding page:
+  :mod:`agenteval._util.hosts`; ``allow_hosts`` adds names), when the receiver listens on
+  a loopback address. Bound to another address (``0.0.0.0``, for agents in containers
+  that send to ``host.docker.internal``) it answers any ``Host``: it was exposed on
+  purpose, and a browser cannot send it an OTLP body without a CORS preflight anyway.
+
+Every refusal is one logged line (the first five) and counted in
+:attr:`ReceiverStats.malformed`; no request makes a traceback or a 500.
 
 Routing: a span whose trace id belongs to a trial in flight joins that trial
 (:meth:`OtlpReceiver.expect`); a span of a trial already finished is **late**, any other
@@ -37,9 +47,12 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from agenteval._util.hosts import HostCheck
+from agenteval._util.net import is_loopback
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.llm.propagation import TraceContext
+from agenteval.traces.bodies import BodyError, decode_content
 from agenteval.traces.logs import LogRecord
 from agenteval.traces.otlp import decode_body
 from agenteval.traces.receiver_logs import logs_handler
@@ -196,12 +209,14 @@ class OtlpReceiver:
         *,
         max_body: int = MAX_BODY,
         log: Say = log_warning,
+        allow_hosts: tuple[str, ...] = (),
     ) -> None:
         self._sock = _bind(host, port)
         bound = self._sock.getsockname()
         self.host = host
         self.port = int(bound[1])
         self.max_body = max_body
+        self._hosts = HostCheck(host, allow_hosts) if is_loopback(host) else None
         self.stats = ReceiverStats()
         self._log = log
         self._protobuf = protobuf_available()
@@ -232,7 +247,12 @@ class OtlpReceiver:
         app = web.Application(client_max_size=self.max_body)
         app.router.add_post("/v1/traces", self._handle)
         app.router.add_post("/v1/logs", logs_handler(self))
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # bodies are decompressed by _handle, within max_body (aiohttp's own decoder
+        # logs a traceback for an encoding it cannot read); a client trickling a body
+        # delays the run's end by 1 s at most
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, auto_decompress=False, shutdown_timeout=1.0
+        )
         await runner.setup()
         await web.SockSite(runner, self._sock).start()
         self._runner = runner
@@ -281,8 +301,13 @@ class OtlpReceiver:
             self._log(f"agenteval: OTLP receiver: HTTP {status}: {message}{more}")
         return web.Response(status=status, text=message + "\n")
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def checked_body(self, request: web.Request) -> tuple[str, bytes] | web.Response:
+        """A request's content type and decompressed body, its Host, type, size and
+        encoding checked (the same for ``/v1/traces`` and ``/v1/logs``); else the refusal."""
         self.stats.requests += 1
+        host = request.headers.get("Host")
+        if self._hosts is not None and not self._hosts.allows(host):
+            return self._refuse(421, self._hosts.refusal(host or ""))
         ctype = request.content_type.lower()
         if ctype != _JSON and ctype not in _PROTOBUF:
             return self._refuse(
@@ -302,9 +327,22 @@ class OtlpReceiver:
         except web.HTTPRequestEntityTooLarge:
             return self._refuse(413, f"body is over {self.max_body} bytes")
         try:
+            body = decode_content(body, request.headers.get("Content-Encoding", ""), self.max_body)
+        except BodyError as e:
+            return self._refuse(e.status, e.message)
+        return ctype, body
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        checked = await self.checked_body(request)
+        if isinstance(checked, web.Response):
+            return checked
+        ctype, body = checked
+        try:
             spans = decode_body(body, ctype, "OTLP request body")
         except InputError as e:
             return self._refuse(400, str(e))
+        except (ValueError, RecursionError) as e:  # a value no decoder check caught
+            return self._refuse(400, f"OTLP request body cannot be read ({type(e).__name__})")
         self._route(spans)
         if ctype == _JSON:
             return web.Response(body=b"{}", content_type=_JSON)

@@ -7,13 +7,14 @@ an open trial's trace is kept in that trial's box
 join their spans by span id (:func:`agenteval.traces.logs.attach`), so content an
 instrumentation emits as log records (openai-v2's event mode) is read like span content.
 Records of other traces, or without a trace id, are dropped. The body is refused like a
-trace body: unsupported content type (415), over the size limit (413), undecodable (400).
+trace body (the receiver's Host, content-type, size and encoding checks): unsupported
+content type or encoding (415), over the size limit (413), undecodable (400).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from aiohttp import web
 
@@ -30,13 +31,9 @@ class _Box(Protocol):
 class _Receiver(Protocol):
     """What the handler needs of :class:`~agenteval.traces.receiver.OtlpReceiver`."""
 
-    stats: Any
-    max_body: int
-
-    @property
-    def protobuf(self) -> bool: ...
-
     def box_of(self, trace_id: str) -> _Box | None: ...
+
+    async def checked_body(self, request: web.Request) -> tuple[str, bytes] | web.Response: ...
 
     def _refuse(self, status: int, message: str) -> web.Response: ...
 
@@ -49,23 +46,16 @@ def logs_handler(receiver: _Receiver) -> Callable[[web.Request], Awaitable[web.R
     """The aiohttp handler of ``POST /v1/logs`` for ``receiver`` (module docstring)."""
 
     async def handle(request: web.Request) -> web.Response:
-        receiver.stats.requests += 1
-        ctype = request.content_type.lower()
-        if ctype != _JSON and ctype not in _PROTOBUF:
-            return receiver._refuse(415, f"unsupported content type {ctype!r}")
-        if ctype in _PROTOBUF and not receiver.protobuf:
-            return receiver._refuse(415, "OTLP protobuf needs opentelemetry-proto")
-        length = request.content_length
-        if length is not None and length > receiver.max_body:
-            return receiver._refuse(413, f"body of {length} bytes is over {receiver.max_body}")
-        try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return receiver._refuse(413, f"body is over {receiver.max_body} bytes")
+        checked = await receiver.checked_body(request)  # Host, type, size, encoding
+        if isinstance(checked, web.Response):
+            return checked
+        ctype, body = checked
         try:
             records = decode_logs_body(body, ctype, "OTLP logs request body")
         except InputError as e:
             return receiver._refuse(400, str(e))
+        except (ValueError, RecursionError) as e:  # a value no decoder check caught
+            return receiver._refuse(400, f"OTLP logs body cannot be read ({type(e).__name__})")
         for r in records:
             box = receiver.box_of(r.trace_id or "")
             if box is not None:

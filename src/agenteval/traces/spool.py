@@ -1,8 +1,12 @@
 """A temporary on-disk store of spans, units and cases, so that ``import-traces`` needs
 memory for one trace (or one conversation) at a time, not for the whole input.
 
-:class:`Spool` is a SQLite database (the standard library's ``sqlite3``) in a temporary
-directory, removed by :meth:`Spool.close`:
+:class:`Spool` is a SQLite database (the standard library's ``sqlite3``) in ``TMPDIR``
+whose file is unlinked (and its temporary directory removed) as soon as SQLite has opened
+it: the data lives in the open file only, so nothing is left behind however the process
+ends, SIGKILL included (SQLite's own temporary files are unlinked on open too). SQLite
+needs a path to open the file, so for the instant between creating and unlinking it the
+file has a name, ``agenteval-import-*/spool.db``; :meth:`Spool.close` closes it:
 
 1. :meth:`Spool.add` stores every span read, in read order (``seq``), keyed by trace id;
    spans without a trace or span id are only counted, as :func:`~agenteval.traces.units.
@@ -137,8 +141,15 @@ class Spool:
         """Spans read and skipped (its ``units`` list stays empty: the units are on disk)."""
         self.units_count = 0
         """Units made (conversations merged) once :meth:`build` ran."""
-        self._tmp = tempfile.TemporaryDirectory(prefix="agenteval-import-")
-        self._db = sqlite3.connect(Path(self._tmp.name) / "spool.db", isolation_level=None)
+        tmp = Path(tempfile.mkdtemp(prefix="agenteval-import-"))
+        try:
+            self._db = sqlite3.connect(tmp / "spool.db", isolation_level=None)
+            self._setup()
+        finally:  # the open file keeps the data; no name is left for a killed process
+            (tmp / "spool.db").unlink(missing_ok=True)
+            tmp.rmdir()
+
+    def _setup(self) -> None:
         for pragma in (
             "journal_mode=OFF",
             "synchronous=OFF",
@@ -263,9 +274,8 @@ class Spool:
         return stored, n, False
 
     def close(self) -> None:
-        """Remove the database (idempotent)."""
+        """Close (so drop) the database (idempotent)."""
         self._db.close()
-        self._tmp.cleanup()
 
     def __enter__(self) -> Spool:
         return self

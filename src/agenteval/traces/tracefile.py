@@ -110,6 +110,8 @@ def _doc_spans(
             yield from _walk_json(doc)
     except BadSpan as e:
         raise InputError(e.message, file=p, line=line, field=e.path or None) from None
+    except RecursionError:
+        raise InputError(_TOO_DEEP, file=p, line=line) from None
 
 
 def _whole_json(f: IO[bytes], p: Path) -> Any:
@@ -140,13 +142,13 @@ def _json_file(f: IO[bytes], p: Path, logs: list[LogRecord] | None) -> Iterator[
                 doc = json.loads(_content(line))
             except RecursionError:
                 raise InputError(_TOO_DEEP, file=p, line=n) from None
-            except json.JSONDecodeError as e:
+            except ValueError as e:  # JSONDecodeError, or an integer over 4,300 digits
                 # a pretty-printed document, else this line is bad
                 whole = _whole_json(f, p)
                 if whole is not None:
                     yield from _doc_spans(whole, p, None, logs)
                     return
-                raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
+                raise InputError(f"not JSON ({_why(e)})", file=p, line=n) from None
             first = (n, doc)
             all_ws = all_ws and _json_ws(line[len(_content(line)) :])
             continue
@@ -169,9 +171,15 @@ def _line_spans(
         doc = json.loads(_content(line))
     except RecursionError:
         raise InputError(_TOO_DEEP, file=p, line=n) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"not JSON ({e.msg})", file=p, line=n) from None
+    except ValueError as e:  # JSONDecodeError, or an integer over 4,300 digits
+        raise InputError(f"not JSON ({_why(e)})", file=p, line=n) from None
     yield from _doc_spans(doc, p, n, logs)
+
+
+def _why(e: ValueError) -> str:
+    if isinstance(e, json.JSONDecodeError):
+        return e.msg
+    return "a number too long to read" if "digits" in str(e) else str(e)
 
 
 def _checked(spans: Iterator[SpanRecord], f: IO[bytes], p: Path) -> Iterator[SpanRecord]:

@@ -9,7 +9,9 @@ case side by side). JSON: ``/api/trials`` (one filtered page of a run's trials) 
 Every response carries :data:`CSP` (no script, style, image or connection but from the
 viewer itself; no frames, no forms to elsewhere) plus ``X-Content-Type-Options: nosniff``
 and ``Referrer-Policy: no-referrer``. Only GET (and HEAD) are served. Run keys are looked up
-in the :class:`~agenteval.view.catalog.Catalog`; an unknown key is a 404.
+in the :class:`~agenteval.view.catalog.Catalog`; an unknown key is a 404. A request whose
+``Host`` names another server (a DNS-rebinding page) is answered 421 before any run is
+read (:class:`~agenteval._util.hosts.HostCheck`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from agenteval._util.hosts import HostCheck
 from agenteval.view import pages
 from agenteval.view.catalog import STEP, Catalog, RunState
 
@@ -33,6 +36,7 @@ PAGE_MAX = 500
 """The most trials ``/api/trials`` returns at once."""
 CATALOG: web.AppKey[Catalog] = web.AppKey("catalog", Catalog)
 POLL: web.AppKey[float] = web.AppKey("poll", float)
+HOSTS: web.AppKey[HostCheck] = web.AppKey("hosts", HostCheck)
 _STATIC = {"view.js": "application/javascript", "view.css": "text/css"}
 
 
@@ -42,6 +46,16 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
     response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
     response.headers.setdefault("Cache-Control", "no-store")
+
+
+@web.middleware
+async def _host_check(request: web.Request, handler: Any) -> web.StreamResponse:
+    hosts = request.app[HOSTS]
+    host = request.headers.get("Host")
+    if not hosts.allows(host):
+        return web.Response(status=421, text=hosts.refusal(host or "") + "\n")
+    resp: web.StreamResponse = await handler(request)
+    return resp
 
 
 def _run(request: web.Request, param: str = "run") -> RunState:
@@ -171,12 +185,20 @@ def _static_files() -> dict[str, bytes]:
     return {name: (base / name).read_bytes() for name in _STATIC}
 
 
-def make_app(root: str | Path, *, poll_s: float = 2.0) -> web.Application:
+def make_app(
+    root: str | Path,
+    *,
+    poll_s: float = 2.0,
+    host: str = "127.0.0.1",
+    allow_hosts: tuple[str, ...] = (),
+) -> web.Application:
     """The viewer over every run directory under ``root``; ``poll_s``: how often an open
-    run page asks whether the run grew."""
-    app = web.Application()
+    run page asks whether the run grew; ``host`` (the address listened on) and
+    ``allow_hosts``: the ``Host`` names answered besides localhost and IP literals."""
+    app = web.Application(middlewares=[_host_check])
     app[CATALOG] = Catalog(root)
     app[POLL] = poll_s
+    app[HOSTS] = HostCheck(host, allow_hosts)
     files = _static_files()
 
     async def static(request: web.Request) -> web.Response:
@@ -203,10 +225,18 @@ def make_app(root: str | Path, *, poll_s: float = 2.0) -> web.Application:
     return app
 
 
-async def start(root: str | Path, host: str, port: int, *, poll_s: float = 2.0) -> web.AppRunner:
+async def start(
+    root: str | Path,
+    host: str,
+    port: int,
+    *,
+    poll_s: float = 2.0,
+    allow_hosts: tuple[str, ...] = (),
+) -> web.AppRunner:
     """Start serving ``root`` on ``host:port`` (port 0: any free port); returns the runner
     (its ``addresses`` say where)."""
-    runner = web.AppRunner(make_app(root, poll_s=poll_s), access_log=None)
+    app = make_app(root, poll_s=poll_s, host=host, allow_hosts=allow_hosts)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic_core import from_json
 
+from agenteval._util.regular import not_regular, open_regular
 from agenteval.cases.case import Case
 from agenteval.errors import InputError
 from agenteval.rundir import CASES, HEADER, TRIALS, RunHeader, read_header
@@ -112,8 +113,12 @@ class RunState:
             sig = _sig(self.path / HEADER)
             if sig != self._header_sig:
                 self._header_sig = sig
+                problem = not_regular(self.path / HEADER)
                 try:
-                    self.header, self.header_error = read_header(self.path), None
+                    if problem is not None:  # a FIFO would block the read: broken
+                        self.header, self.header_error = None, problem
+                    else:
+                        self.header, self.header_error = read_header(self.path), None
                 except InputError as e:
                     self.header, self.header_error = None, str(e)
             added = self.index.refresh(max_bytes=budget)
@@ -125,8 +130,9 @@ class RunState:
         sig = _sig(self.path / CASES)
         if sig == self._cases_sig:
             return
+        problem = not_regular(self.path / CASES)  # a FIFO would block the read: broken
         try:  # read outside the lock: pages keep answering meanwhile
-            tags, error = case_tags(self.path) or {}, None
+            tags, error = ({}, problem) if problem else (case_tags(self.path) or {}, None)
         except (InputError, OSError, UnicodeDecodeError) as e:
             tags, error = {}, f"{self.path / CASES}: {e}"
         with self.lock:
@@ -168,7 +174,7 @@ class RunState:
         """The case ``case_id`` from the run's cases snapshot, or None (no snapshot, no
         such case, or a line that does not validate)."""
         try:
-            with open(self.path / CASES, "rb") as f:
+            with open_regular(self.path / CASES) as f:
                 for line in f:
                     try:
                         d = from_json(line)

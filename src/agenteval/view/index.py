@@ -17,6 +17,7 @@ holds the one-line reason (``trials.jsonl:12: not valid JSON (...)``), worded as
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from agenteval._util.regular import NotRegularFile, open_regular
 from agenteval.errors import InputError
 from agenteval.rundir import TRIALS, TrialRecord, parse_trial_line
 from agenteval.scoring.score import legacy_status
@@ -154,6 +156,10 @@ class TrialIndex:
             self._reset()
             self.error = f"{self.path}: cannot be read ({e.strerror or e})"
             return False
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):  # a FIFO blocks
+            self._reset()
+            self.error = f"{self.path}: is not a regular file (a FIFO, device or socket); not read"
+            return False
         ident = (st.st_dev, st.st_ino)
         restarted = False
         if ident != self._ident or st.st_size < self._done:
@@ -165,7 +171,7 @@ class TrialIndex:
             return restarted
         want = left if max_bytes is None else min(left, max_bytes)
         try:
-            with open(self.path, "rb") as f:
+            with open_regular(self.path) as f:
                 f.seek(self._done)
                 data = f.read(want)
                 while b"\n" not in data and len(data) < left:  # a line longer than want
@@ -173,6 +179,10 @@ class TrialIndex:
                     if not more:
                         break
                     data += more
+        except NotRegularFile as e:
+            self._reset()
+            self.error = e.strerror
+            return False
         except OSError as e:
             self.error = f"{self.path}: cannot be read ({e.strerror or e})"
             return restarted
@@ -232,7 +242,7 @@ class TrialIndex:
         IndexError when there is no such trial; InputError when the line no longer parses.
         """
         row = self.rows[i]
-        with open(self.path, "rb") as f:
+        with open_regular(self.path) as f:
             f.seek(row.offset)
             raw = f.readline()
         rec = parse_trial_line(raw, file=str(self.path), lineno=i + 1)
