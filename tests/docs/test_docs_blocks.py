@@ -89,10 +89,10 @@ def test_data_blocks_parse_and_case_lines_are_cases(page: Path) -> None:
             items = _parse_data(b)
         except (ValueError, yaml.YAMLError) as e:
             pytest.fail(f"{b.where}: the {b.lang} block does not parse: {e}")
-        if b.lang == "jsonl":
-            for item in items:
-                if isinstance(item, dict) and {"id", "input"} <= set(item):
-                    Case.model_validate(item)  # a dataset line must be a valid case
+        rows = [x for x in items if isinstance(x, dict) and {"id", "input"} <= set(x)]
+        if b.lang == "jsonl" and rows and len(rows) == len(items):  # a dataset
+            for item in rows:
+                Case.model_validate(item)  # every line must be a valid case
 
 
 # ---- the generic runner ------------------------------------------------------------------
