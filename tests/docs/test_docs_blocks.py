@@ -55,7 +55,7 @@ def test_markers_are_well_formed(page: Path) -> None:
     for b in BLOCKS[page]:
         if b.marker == "not-run" and len(b.arg) < 8:
             problems.append(f"{b.where}: not-run needs a reason: <!-- not-run: why -->")
-        if b.marker == "file" and (not b.arg or "/" in b.arg.strip("./") and ".." in b.arg):
+        if b.marker == "file" and (not b.arg or b.arg.startswith("/") or ".." in b.arg):
             problems.append(f"{b.where}: file needs a plain relative name: <!-- file: x.py -->")
         if b.marker == "run" and b.arg.endswith(".py"):
             test = ROOT / b.arg
@@ -132,6 +132,7 @@ def _env(tmp: Path) -> dict[str, str]:
     env["PATH"] = os.pathsep.join([str(_bin(tmp)), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(tmp), str(ROOT / "src")])
     env.update({"PYTHONUNBUFFERED": "1", "NO_COLOR": "1", "COLUMNS": "120", "CI": "1"})
+    env["TMPDIR"] = str(tmp.parent)  # `agenteval demo` makes its folder here, not in /tmp
     return env
 
 
@@ -152,7 +153,8 @@ def _run(b: Block, tmp: Path, cwd: Path) -> tuple[str, Path]:
     out = proc.stdout + proc.stderr
     want = int(b.options.get("exit", "0"))
     assert proc.returncode == want, (
-        f"{b.where}: exit {proc.returncode}, expected {want}\n--- block\n{script}\n--- output\n{out}"
+        f"{b.where}: exit {proc.returncode}, expected {want}\n"
+        f"--- block\n{script}\n--- output\n{out}"
     )
     m = re.search(r"^@@cwd=(.*)$", proc.stdout, re.M)
     out = re.sub(r"^@@cwd=.*\n?", "", out, flags=re.M)

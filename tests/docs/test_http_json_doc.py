@@ -18,7 +18,7 @@ from typing import Any
 from _blocks import ROOT, parse
 
 PAGE = ROOT / "docs" / "agents" / "http-json.md"
-_SAVE_AS = re.compile(r"Save as `(\S+)`:\n\n<!--[^\n]*-->\n```\w+\n(.*?)```|Save as `(\S+)`:\n\n```\w+\n(.*?)```", re.S)  # fmt: skip
+_SAVE_AS = re.compile(r"Save as `(\S+)`:\n\n```\w+\n(.*?)```", re.S)
 
 
 def _free_port() -> int:
@@ -39,10 +39,7 @@ def _wait_listening(port: int, proc: subprocess.Popen[str]) -> None:
 
 
 def _files(text: str) -> dict[str, str]:
-    return {
-        m.group(1) or m.group(3): m.group(2) if m.group(1) else m.group(4)
-        for m in _SAVE_AS.finditer(text)
-    }
+    return {m.group(1): m.group(2) for m in _SAVE_AS.finditer(text)}
 
 
 def _blocks() -> dict[str, list[str]]:
