@@ -91,10 +91,10 @@ def _marker_index(lines: list[str], fence: int) -> int | None:
     return None
 
 
-def parse(path: Path) -> list[Block]:
+def parse(path: Path, root: Path = ROOT) -> list[Block]:
     """Every fenced block of a page, with its marker. An unclosed fence is an error."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    page = path.relative_to(ROOT).as_posix()
+    page = path.relative_to(root).as_posix()
     out: list[Block] = []
     i = 0
     while i < len(lines):
@@ -123,11 +123,11 @@ def parse(path: Path) -> list[Block]:
     return out
 
 
-def stray_markers(path: Path) -> list[str]:
+def stray_markers(path: Path, root: Path = ROOT) -> list[str]:
     """Markers that belong to no block (a typo, or a block moved away from its marker)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    used = {_marker_index(lines, b.line - 1) for b in parse(path)}
-    page = path.relative_to(ROOT).as_posix()
+    used = {_marker_index(lines, b.line - 1) for b in parse(path, root)}
+    page = path.relative_to(root).as_posix()
     return [
         f"{page}:{n + 1}: {ln.strip()}"
         for n, ln in enumerate(lines)

@@ -107,6 +107,7 @@ def _normal(line: str, tmp: Path) -> str:
     line = line.replace(str(tmp) + os.sep, "").replace(str(tmp), ".")
     line = _RUN_ID.sub("<id>", line)
     line = _NUMBER_S.sub("<t>", line)
+    line = re.sub(r"^─+ | ─+$", "", line.strip())  # a rule's width is the terminal's
     return re.sub(r"\s+", " ", line).strip()
 
 
@@ -201,3 +202,15 @@ def test_page_blocks_run_as_written(page: Path, page_dir: Path) -> None:
         elif b.marker == "output":
             assert last is not None, f"{b.where}: an output block with no run block before it"
             _compare(b, _shown(b.text), printed, page_dir)
+
+
+def test_the_readme_demo_output_is_what_the_demo_prints(page_dir: Path) -> None:
+    """README's "Abridged real output" of ``agenteval demo``: every line shown is printed."""
+    (readme,) = [p for p in PAGES if p.name == "README.md"]
+    shown = next(b for b in BLOCKS[readme] if b.kind == "text" and "demo verdict" in b.text)
+    printed = subprocess.run(
+        [sys.executable, "-m", "agenteval", "demo", "--dir", "demo"], cwd=page_dir,
+        env=_env(page_dir), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    _compare(shown, _shown(shown.text), printed.stdout + printed.stderr, page_dir)
