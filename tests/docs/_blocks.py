@@ -6,7 +6,9 @@ one intro line ending in ``:`` that introduces it, such as "Save as `shop.py`:")
 - ``<!-- run: tests/traces/test_docs_http.py -->``: that test runs the block (the file must
   exist and name the page);
 - ``<!-- run -->``, ``<!-- run: exit=1 -->``: tests/docs/test_docs_blocks.py runs it, in the
-  page's own temporary folder, blocks in page order (``exit=N``: the exit code expected);
+  page's own temporary folder, blocks in page order (``exit=N``: the exit code expected;
+  ``server=openai``: agenteval's fake OpenAI-compatible server stands in for the page's
+  ``http://127.0.0.1:8080/v1``);
 - ``<!-- file: NAME -->``: the generic runner writes the block to NAME before running the
   later blocks (a data block so marked is checked like any other data block);
 - ``<!-- output -->``: output of the ``run`` block before it; every line shown (``...``

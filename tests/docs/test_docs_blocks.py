@@ -9,6 +9,7 @@ interpreter), comparing the output blocks shown after them.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -26,6 +27,7 @@ import yaml
 from _blocks import ROOT, Block, pages, parse, stray_markers
 
 from agenteval.cases.case import Case
+from fake_server_util import fake_server_process
 
 PAGES = pages()
 IDS = [p.relative_to(ROOT).as_posix() for p in PAGES]
@@ -148,9 +150,13 @@ def _run(b: Block, tmp: Path, cwd: Path) -> tuple[str, Path]:
             lines = [ln[2:] for ln in lines if ln.startswith("$ ")]
         script = "set -e\n" + "\n".join(lines) + '\necho "@@cwd=$PWD"\n'
         argv = ["bash", "-c", script]
-    proc = subprocess.run(
-        argv, cwd=cwd, env=_env(tmp), capture_output=True, text=True, timeout=120
-    )  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        if b.options.get("server") == "openai":  # the fake server, for the page's 8080
+            url = stack.enter_context(fake_server_process())
+            argv = [a.replace("http://127.0.0.1:8080/v1", url) for a in argv]
+        proc = subprocess.run(
+            argv, cwd=cwd, env=_env(tmp), capture_output=True, text=True, timeout=120
+        )  # fmt: skip
     out = proc.stdout + proc.stderr
     want = int(b.options.get("exit", "0"))
     assert proc.returncode == want, (
