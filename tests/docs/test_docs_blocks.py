@@ -26,7 +26,8 @@ import pytest
 import yaml
 from _blocks import ROOT, Block, pages, parse, stray_markers
 
-from agenteval.cases.case import Case
+from agenteval.dataset import iter_cases
+from agenteval.errors import InputError
 from fake_server_util import fake_server_process
 
 PAGES = pages()
@@ -83,7 +84,7 @@ def _parse_data(b: Block) -> list[object]:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_data_blocks_parse_and_case_lines_are_cases(page: Path) -> None:
+def test_data_blocks_parse_and_datasets_load(page: Path, tmp_path: Path) -> None:
     for b in BLOCKS[page]:
         if b.kind != "data" or b.marker in ("not-run",) or b.arg.endswith(".py"):
             continue  # abridged on purpose, or checked by the test named
@@ -91,10 +92,17 @@ def test_data_blocks_parse_and_case_lines_are_cases(page: Path) -> None:
             items = _parse_data(b)
         except (ValueError, yaml.YAMLError) as e:
             pytest.fail(f"{b.where}: the {b.lang} block does not parse: {e}")
+        if b.lang in ("yaml", "yml", "json") and len(items) == 1 and isinstance(items[0], list):
+            items = items[0]  # a YAML or JSON dataset is a list of cases
         rows = [x for x in items if isinstance(x, dict) and {"id", "input"} <= set(x)]
-        if b.lang == "jsonl" and rows and len(rows) == len(items):  # a dataset
-            for item in rows:
-                Case.model_validate(item)  # every line must be a valid case
+        if rows and len(rows) == len(items):  # a dataset: agenteval's own reader loads it
+            one = b.lang == "json" and isinstance(_parse_data(b)[0], dict)  # one case shown
+            f = tmp_path / f"b{b.line}.{'jsonl' if one else b.lang}"
+            f.write_text(json.dumps(rows[0]) + "\n" if one else b.text, encoding="utf-8")
+            try:
+                assert len(list(iter_cases(f))) == len(rows)
+            except InputError as e:
+                pytest.fail(f"{b.where}: the dataset block does not load: {e}")
 
 
 # ---- the generic runner ------------------------------------------------------------------
