@@ -156,6 +156,11 @@ def _run(b: Block, tmp: Path, cwd: Path) -> tuple[str, Path]:
         lines = b.text.splitlines()
         if any(ln.startswith("$ ") for ln in lines):  # a console block: prompts are commands
             lines = [ln[2:] for ln in lines if ln.startswith("$ ")]
+        background = [ln for ln in lines if ln.rstrip().endswith("&")]
+        assert not background, (
+            f"{b.where}: a background process ({background[0]!r}) would outlive the test:"
+            " run the page in a test of its own and mark the block run: tests/<dir>/<file>.py"
+        )
         script = "set -e\n" + "\n".join(lines) + '\necho "@@cwd=$PWD"\n'
         argv = ["bash", "-c", script]
     with contextlib.ExitStack() as stack:
