@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from doc_samples import shown_usage
+
 pytest.importorskip("agents")
 
 from openai import AsyncOpenAI
@@ -401,6 +403,8 @@ def test_docs_page_runs_and_records_every_call(tmp_path: Path, base_url: str, cl
         assert t["scores"]["trajectory_order"]["value"] == 1.0
         assert t["scores"]["tool_arguments_valid"]["value"] == 1.0
         assert t["usage"][0]["model"] == "gpt-4o-mini"
+        if name == "Ada":  # the page shows the token counts recorded
+            assert t["usage"] == shown_usage(DOCS / "openai-agents.md", "ada")
 
 
 def test_the_users_processors_keep_receiving_spans(tmp_path: Path, base_url: str) -> None:

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from doc_samples import shown_usage
+
 pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("pydantic_ai")
 
@@ -62,6 +64,8 @@ def test_pydantic_ai_page_runs_and_records_every_call(tmp_path: Path, cli: Any) 
         assert t["metadata"]["trajectory_source"] == "otel"
         assert t["usage"][0]["model"] == "function:scripted_model:"
         assert t["usage"][0]["input_tokens"] > 0 and t["usage"][0]["output_tokens"] > 0
+        if name == "ada":  # the token counts the page shows are the ones recorded
+            assert t["usage"] == shown_usage(DOCS / "pydantic-ai.md", "ada")
         assert 0 < t["latency"]["active_s"] <= t["latency"]["total_s"]
         assert {d["name"] for d in t["tools"]} == {"find_customer", "count_orders"}
         scores = {k: v["value"] for k, v in t["scores"].items()}

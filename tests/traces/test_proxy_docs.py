@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("openai")
 
+from doc_samples import shown_usage
 from fake_server_util import fake_server_process
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "agents" / "proxy.md"
@@ -54,6 +55,7 @@ def test_proxy_page_runs_and_records_every_call(tmp_path: Path, cli: Any) -> Non
         [],
     ]
     assert ada["usage"][0]["model"] == "gpt-4.1-mini" and ada["usage"][0]["output_tokens"] == 2
+    assert ada["usage"] == shown_usage(PAGE, "ada")  # the page shows what is recorded
     assert 0 < ada["latency"]["active_s"] < ada["latency"]["total_s"]
     assert {d["name"] for d in ada["tools"]} == {"find_customer", "count_orders"}
     scores = {k: v["value"] for k, v in ada["scores"].items()}
