@@ -276,6 +276,7 @@ def tool_calls_df(run: str | Path) -> pd.DataFrame:
 def runs_df(dir: str | Path) -> pd.DataFrame:
     """One row per run directory under ``dir`` (columns: :data:`RUNS_COLUMNS`), sorted by
     path. The counts and rates are those of ``agenteval report`` (its Summary)."""
+    # imported on first use, so that importing this module stays light
     from agenteval.view.catalog import RunState, find_run_dirs
 
     pd = _pandas()

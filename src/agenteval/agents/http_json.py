@@ -237,6 +237,7 @@ def _proxy_for(cfg: _Config, upstream: str | None) -> Any:
                 field="body",
             )
         return None
+    # imported on first use, so that importing this module stays light
     from agenteval.traces.proxy import RecordingProxy, check_upstream
 
     return RecordingProxy(check_upstream(upstream))
@@ -324,6 +325,7 @@ class HttpJsonAgent:
         """POST the rendered body once (with retries) and read the configured fields."""
         if self._proxy is None:
             return await self._run(case, rec)
+        # imported on first use, so that importing this module stays light
         from agenteval.traces.merge import merge, watch
 
         with watch(self._proxy, rec) as seen:
@@ -333,6 +335,7 @@ class HttpJsonAgent:
     async def _run(self, case: Case, rec: Recorder, seen: Any = None) -> AgentOutput:
         values = case
         if seen is not None:  # {model_base_url}: this trial's proxy URL
+            # imported on first use, so that importing this module stays light
             from agenteval.traces.proxy import model_base_url
 
             extra = {**case.metadata, "model_base_url": model_base_url()}

@@ -261,6 +261,7 @@ class PythonAgent:
         kwargs: dict[str, Any] = {"repeat": repeat} if self._repeat_mode == "keyword" else {}
         with watch(self._capture, rec) as seen:
             if self._url_mode and self._proxy is not None:
+                # imported on first use, so that importing this module stays light
                 from agenteval.traces.proxy import model_base_url
 
                 kwargs[URL_PARAM] = model_base_url()
@@ -283,6 +284,7 @@ def _rebuild(what: Any, capture: str, capture_proxy: str | None) -> PythonAgent:
 def _proxy(upstream: str, capture: Any) -> tuple[Any, Any]:
     """The recording proxy for ``upstream`` and the capture that adds it (last) to
     ``capture``: span capture, when on, comes first (it knows tool errors for sure)."""
+    # imported on first use, so that importing this module stays light
     from agenteval.traces.capture import Captures
     from agenteval.traces.proxy import RecordingProxy, check_upstream
 

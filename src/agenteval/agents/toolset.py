@@ -214,6 +214,7 @@ class _OwnThreads:
 
     async def run(self, fn: Callable[..., Any], /, **kwargs: Any) -> Any:
         if self.threads is None:
+            # imported on first use, so that importing this module stays light
             from agenteval.agents.python import AgentThreads
 
             self.threads = AgentThreads("agenteval-tool")

@@ -113,6 +113,7 @@ def _one(item: Any, path: Path) -> Benchmark:
         rubric = str(candidate) if candidate.is_file() else rubric
     tools = item.get("tools") or []
     if item.get("tools_file"):
+        # imported on first use, so that importing this module stays light
         from agenteval.cases.tooldefs import load_tool_file
 
         tools = load_tool_file(str(base / str(item["tools_file"])))

@@ -61,6 +61,7 @@ class Benchmark:
         if self.dataset.suffix == ".jsonl":
             with self.dataset.open(encoding="utf-8") as f:
                 return sum(1 for line in f if line.strip())
+        # imported on first use, so that importing this module stays light
         from agenteval.dataset import scan_dataset
 
         return scan_dataset(self.dataset).cases

@@ -85,6 +85,7 @@ def load_tool_file(path: str | Path) -> list[dict[str, Any]]:
     (alias bombs refused). Any problem raises InputError naming the file."""
     import yaml
 
+    # imported on first use, so that importing this module stays light
     from agenteval._util import yaml_guard
 
     path = str(path)

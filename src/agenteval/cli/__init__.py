@@ -137,6 +137,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def _safe_message(text: str) -> str:
     """An error message as printed: URL credentials redacted, escape sequences and control
     characters removed (it may quote a URL, a file's content or an agent's output)."""
+    # imported when this command runs: the other commands start without it
     from agenteval._util.secrets import redact_urls
     from agenteval._util.untrusted import strip_unsafe
 

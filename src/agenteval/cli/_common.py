@@ -132,6 +132,7 @@ def plain(text: str) -> str:
 
 def render_summary(summary: Summary, console: Console) -> None:
     """The terminal report of a finished run (imported on first use: --quiet never pays)."""
+    # imported when this command runs: the other commands start without it
     from agenteval.report import render_terminal
 
     render_terminal(summary, console)

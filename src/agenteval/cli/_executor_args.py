@@ -33,6 +33,7 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
 
 def executor_from_args(args: argparse.Namespace) -> Any:
     """The :class:`agenteval.executors.Executor` the options ask for, or None (in-process)."""
+    # imported when this command runs: the other commands start without it
     from agenteval.errors import InputError
     from agenteval.executors import Executor, resolve
 

@@ -64,6 +64,7 @@ def register(sub: Any) -> None:
 
 def list_benchmarks(args: argparse.Namespace) -> int:
     """Print the registered suites; exit code 0."""
+    # imported when this command runs: the other commands start without it
     from agenteval.cli._run_benchmarks import registry_from_args
 
     rows = [
@@ -96,6 +97,7 @@ def list_benchmarks(args: argparse.Namespace) -> int:
 
 def import_dataset(args: argparse.Namespace) -> int:
     """Convert ``args.file`` and write ``args.out``; exit code 0."""
+    # imported when this command runs: the other commands start without it
     from agenteval._util.outpaths import check_out_files
     from agenteval.benchmarks.importers import import_bfcl, import_datarobot, write_jsonl
     from agenteval.errors import InputError

@@ -53,6 +53,7 @@ def cache_from_args(args: argparse.Namespace) -> Any:
     mode = getattr(args, "cache_mode", None)
     if directory is None and mode is None:
         return None
+    # imported when this command runs: the other commands start without it
     from agenteval.llm.replay import CacheSettings, default_replay_dir
 
     path = Path(directory) if directory else default_replay_dir()
@@ -72,6 +73,7 @@ def apply_cache(agent: Any, args: argparse.Namespace) -> Any:
     settings = cache_from_args(args)
     if settings is None:
         return agent
+    # imported when this command runs: the other commands start without it
     from agenteval.llm.replay import use_cache
 
     cache = settings.replay_cache()

@@ -50,10 +50,12 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; 0 when the verdicts came out as expected."""
+    # imported when this command runs: the other commands start without it
     from agenteval.demo.run import run_demo
 
     limit = args.local_limit if args.local_limit and args.local_limit > 0 else None
     if args.local_model:
+        # imported when this command runs: the other commands start without it
         from agenteval.llm.local_model import smollm2_path
 
         smollm2_path()  # fail early, with the install command, when the extra is missing

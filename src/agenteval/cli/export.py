@@ -56,6 +56,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the paths, build the frame, write it; print the path written."""
+    # imported when this command runs: the other commands start without it
     from agenteval import frames
 
     run_dir = Path(args.run_dir)

@@ -66,11 +66,13 @@ def _need_otel() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported when this command runs: the other commands start without it
     from agenteval._util.secrets import redact_urls
     from agenteval.rundir import read_header
 
     read_header(args.run)  # not a run: exit 2 before anything else
     _need_otel()
+    # imported when this command runs: the other commands start without it
     from agenteval.report.otel import OtlpJsonFile, export_run, otlp_http_sink
 
     if args.otlp_endpoint is not None:

@@ -138,6 +138,7 @@ def _sha256(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported when this command runs: the other commands start without it
     from agenteval.run.signals import exit_on_stop_signals
 
     with exit_on_stop_signals(say):  # the spool is removed on SIGTERM/SIGHUP too
@@ -145,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # imported when this command runs: the other commands start without it
     from agenteval.dataset import canonical_case_json, load_case_index, scan_dataset
     from agenteval.traces.importer import ImportOptions, ImportResult, iter_import
 

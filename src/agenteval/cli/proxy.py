@@ -60,6 +60,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported when this command runs: the other commands start without it
     from agenteval.traces.proxy import check_upstream
 
     upstream = check_upstream(args.upstream)
@@ -105,6 +106,7 @@ async def _serve(
     allow_hosts: tuple[str, ...] = (),
     cache: Any = None,
 ) -> None:
+    # imported when this command runs: the other commands start without it
     from agenteval.traces.proxy import RecordingProxy
 
     replay = cache.replay_cache() if cache is not None else None

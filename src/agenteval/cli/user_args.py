@@ -44,6 +44,7 @@ def user_from_args(args: argparse.Namespace) -> Any:
     if target and (endpoint or model):
         raise InputError("choose one simulated user: --user MODULE:FN or --user-endpoint")
     if target:
+        # imported when this command runs: the other commands start without it
         from agenteval.conversation.users import PythonUser
 
         return PythonUser(target)
@@ -61,6 +62,7 @@ def user_from_args(args: argparse.Namespace) -> Any:
             )
     if args.user_retries < 0:
         raise InputError("must be at least 0", field="--user-retries")
+    # imported when this command runs: the other commands start without it
     from agenteval.cli.cache_args import user_cache_from_args
     from agenteval.conversation.users import default_user_cache_dir, llm_user
 

@@ -63,6 +63,7 @@ def register(sub: Any) -> None:
 async def _serve(
     root: Path, host: str, port: int, poll: float, allow_hosts: tuple[str, ...] = ()
 ) -> None:
+    # imported when this command runs: the other commands start without it
     from agenteval.view.app import start
 
     try:
@@ -82,6 +83,7 @@ async def _serve(
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
+    # imported when this command runs: the other commands start without it
     from agenteval._util.net import is_loopback
 
     root = Path(args.dir)

@@ -152,6 +152,7 @@ def check_sendable(user: SimulatedUser) -> None:
 
 def default_user_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/agenteval/user`` (``~/.cache/agenteval/user``): the CLI's default."""
+    # imported on first use, so that importing this module stays light
     from agenteval.llm.cache import default_cache_dir
 
     return default_cache_dir().parent / "user"
@@ -223,6 +224,7 @@ class LlmUser:
         cache_dir: Path | None = None,
         cache_mode: str = "read-write",
     ) -> None:
+        # imported on first use, so that importing this module stays light
         from agenteval.llm.cache import CACHE_MODES
 
         if cache_mode not in CACHE_MODES:
@@ -262,6 +264,7 @@ class LlmUser:
     ) -> str | None:
         """Ask the model for the customer's next message (usage and retries go into
         ``rec``), or take it from the cache."""
+        # imported on first use, so that importing this module stays light
         from agenteval.agents.openai_chat import chat_completion
         from agenteval.llm.cache import CachedReply, JudgeCache, cache_key
 
@@ -308,6 +311,7 @@ def user_messages(user: UserSpec, history: list[Message]) -> list[Message]:
     """The simulator's prompt: the role and goal as the system message, then the
     conversation with roles swapped (the agent's messages, fenced, as ``user``; the
     customer's own as ``assistant``). Deterministic: the same inputs give the same prompt."""
+    # imported on first use, so that importing this module stays light
     from agenteval.llm.fence import derive_boundary, fence
 
     agent_texts = [str(m.get("content") or "") for m in history if m.get("role") == "assistant"]

@@ -140,6 +140,7 @@ def _run(
     dataset: Path | None = None,
     prices: dict[str, Any] | None = None,
 ) -> Path:
+    # imported when the demo runs, not by `agenteval --help`
     from agenteval.conversation.users import PythonUser
     from agenteval.demo.customer import customer
 
@@ -155,6 +156,7 @@ def _run(
         settings=RunSettings(concurrency=concurrency),
         prices=prices,
         user=PythonUser(customer),  # the rule-based customer of the conversations
+        # imported when the demo runs, not by `agenteval --help`
     )
     from agenteval.report import render_terminal, write_html
 
@@ -165,6 +167,7 @@ def _run(
 
 
 def _gate(baseline: Path, candidate: Path, title: str, console: Console) -> tuple[bool, list[str]]:
+    # imported when the demo runs, not by `agenteval --help`
     from agenteval.gate.paired import compare_runs
     from agenteval.report.gate_text import render_gate
 
@@ -223,6 +226,7 @@ def run_demo(
 
 
 def _run_local(files: DemoFiles, console: Console, limit: int | None) -> Path:
+    # imported when the demo runs, not by `agenteval --help`
     from agenteval.agents.tool_loop import ToolLoopAgent
     from agenteval.agents.toolset import ToolSet
     from agenteval.demo.shop import ShopTools

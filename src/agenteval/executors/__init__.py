@@ -42,6 +42,7 @@ class Executor:
         """Start the workers, each with the job ``spec`` built once; ``depth`` batches per
         local worker at once (small batches only, see ``LocalPool``)."""
         if self.kind == "ray":
+            # imported on first use, so that importing this module stays light
             from agenteval.executors.raypool import RayPool
 
             return RayPool(spec, self.processes, self.address, self.runtime_env)

@@ -55,6 +55,7 @@ class JobSpec:
 
     def build(self) -> Job:
         """Import the files, unpickle the job and set it up (in the worker)."""
+        # imported on first use, so that importing this module stays light
         from agenteval._util.imports import load_callable
 
         for target in self.imports:

@@ -188,10 +188,12 @@ def run_job_spec(
     """Check that the agent, scorers and judge can travel to workers; the job to send.
 
     Raises InputError naming the first part that cannot (before the run starts)."""
+    # imported on first use, so that importing this module stays light
     from agenteval.executors import prepare
 
     user = getattr(agent, "user", None)  # a ConversationAgent's simulated user
     if user is not None:  # named apart, before the agent that holds it
+        # imported on first use, so that importing this module stays light
         from agenteval.conversation.users import check_sendable
 
         check_sendable(user)
@@ -222,6 +224,7 @@ async def run_on_workers(
 
     A worker that cannot start (its import fails in the new process) is an InputError
     and the fresh run, still empty, is removed."""
+    # imported on first use, so that importing this module stays light
     from agenteval.errors import InputError
     from agenteval.executors.pool import WorkerStartError
 

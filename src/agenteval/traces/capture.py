@@ -84,6 +84,7 @@ def capture_source(mode: str) -> CaptureSource | None:
     ``otel`` / ``openai-agents``: only that one, an InputError when its package is not
     installed; ``off``: none.
     """
+    # imported on first use, so that importing this module stays light
     from agenteval.traces.openai_agents import OpenAIAgentsCapture, sdk_available
 
     if mode not in CAPTURE_MODES:

@@ -90,6 +90,7 @@ def _content(line: str) -> str:
 def _doc_spans(
     doc: Any, p: Path, line: int | None, logs: list[LogRecord] | None = None
 ) -> Iterator[SpanRecord]:
+    # imported on first use, so that importing this module stays light
     from agenteval.traces.jaeger import is_jaeger, jaeger_spans
     from agenteval.traces.logs import _walk as walk_logs
     from agenteval.traces.logs import is_logs_doc
@@ -210,6 +211,7 @@ def read_file(path: str | Path, logs: list[LogRecord] | None = None) -> Iterator
             kind = head.lstrip()[:1]
             f.seek(0)
             if kind not in (b"{", b"["):
+                # imported on first use, so that importing this module stays light
                 from agenteval.traces.otlp import decode_protobuf
 
                 yield from decode_protobuf(f.read(), str(p))
