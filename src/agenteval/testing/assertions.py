@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,14 @@ if TYPE_CHECKING:
     from agenteval.rundir import TrialRecord
     from agenteval.scoring.score import Score, Status
 
-__all__ = ["FAILING", "CaseResult", "assert_case", "assert_no_regression", "assert_scores"]
+__all__ = [
+    "FAILING",
+    "CaseResult",
+    "UnderpoweredGateWarning",
+    "assert_case",
+    "assert_no_regression",
+    "assert_scores",
+]
 
 FAILING: tuple[Status, ...] = ("failed", "error", "inconclusive")
 """The score statuses :func:`assert_case` fails on by default: a judge that could not
@@ -160,6 +168,12 @@ def assert_scores(
                 + _failing_cases(run, name)
             )
     if problems:
+        failed = run.summary.get("failed") or 0
+        if failed:
+            problems.append(
+                f"({failed} trial(s) ended without an answer: they carry no value, so they"
+                " are not in a mean; assert_case or the summary's failures show them)"
+            )
         raise AssertionError("\n".join([*problems, f"run: {run.run_dir}"]))
     return means
 
@@ -194,4 +208,16 @@ def assert_no_regression(run: Run, baseline: Run | str | Path, **options: Any) -
         out = StringIO()
         render_gate(result, Console(file=out, width=100, color_system=None, soft_wrap=True))
         raise AssertionError(out.getvalue().rstrip())
+    if result.underpowered:  # allowed, but a pass that could show nothing must say so
+        why = next((n for n in result.notes if n.startswith("underpowered")), "underpowered")
+        warnings.warn(
+            f"gate passed with allow_underpowered=True; {why}",
+            UnderpoweredGateWarning,
+            stacklevel=2,
+        )
     return result
+
+
+class UnderpoweredGateWarning(UserWarning):
+    """:func:`assert_no_regression` passed with ``allow_underpowered=True`` on a gate that
+    could not have detected a drop (too few cases)."""
