@@ -67,14 +67,27 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+class _MarkerError(Exception):
+    """A marker or dataset the plugin cannot use: one line, shown without a traceback (as
+    a collection error while collecting, as the test's failure in a fixture)."""
+
+
 def _marker(node: Any) -> pytest.Mark:
     mark = node.get_closest_marker(MARKER)
     if mark is None:
-        raise pytest.UsageError(
+        raise _MarkerError(
             f"{node.nodeid}: the {CASE_FIXTURE}/{RUN_FIXTURE} fixtures need"
             ' @pytest.mark.agenteval(dataset="cases.jsonl", agent="module:function")'
         )
     return mark
+
+
+def _spec(node: Any) -> _Spec:
+    """The spec of ``node``'s closest marker, in a fixture (a bad one fails the test)."""
+    try:
+        return _Spec(_marker(node), Path(str(node.path)))
+    except _MarkerError as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 class _Spec:
@@ -82,16 +95,14 @@ class _Spec:
 
     def __init__(self, mark: pytest.Mark, test_file: Path) -> None:
         if mark.args:
-            raise pytest.UsageError(
+            raise _MarkerError(
                 f"@pytest.mark.agenteval takes keywords only (dataset=, agent=), got {mark.args!r}"
             )
         options = dict(mark.kwargs)
         if "dataset" not in options or "agent" not in options:
-            raise pytest.UsageError(
-                f"{test_file}: @pytest.mark.agenteval needs dataset= and agent="
-            )
+            raise _MarkerError(f"{test_file}: @pytest.mark.agenteval needs dataset= and agent=")
         if "out" in options:
-            raise pytest.UsageError(
+            raise _MarkerError(
                 f"{test_file}: @pytest.mark.agenteval takes no out= (use --agenteval-out DIR)"
             )
         dataset = options.pop("dataset")
@@ -147,13 +158,15 @@ def _stable(value: Any) -> tuple[bool, str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if CASE_FIXTURE not in metafunc.fixturenames:
         return
-    spec = _Spec(_marker(metafunc.definition), Path(str(metafunc.definition.path)))
     from agenteval.errors import AgentEvalError
 
     try:
+        spec = _Spec(_marker(metafunc.definition), Path(str(metafunc.definition.path)))
         ids = spec.case_ids()
+    except _MarkerError as e:
+        raise pytest.Collector.CollectError(str(e)) from None
     except AgentEvalError as e:
-        raise pytest.UsageError(f"@pytest.mark.agenteval dataset: {e}") from None
+        raise pytest.Collector.CollectError(f"@pytest.mark.agenteval dataset: {e}") from None
     metafunc.parametrize(CASE_FIXTURE, ids, ids=ids, indirect=True)
 
 
@@ -266,8 +279,7 @@ def _agenteval_evaluations(
 def agenteval_run(request: pytest.FixtureRequest, _agenteval_evaluations: _Evaluations) -> Run:
     """The :class:`agenteval.Run` of the closest ``@pytest.mark.agenteval`` (evaluated once
     per session)."""
-    spec = _Spec(_marker(request.node), Path(str(request.node.path)))
-    return _agenteval_evaluations.run(spec, request.session)
+    return _agenteval_evaluations.run(_spec(request.node), request.session)
 
 
 @pytest.fixture
