@@ -22,7 +22,13 @@ from agenteval._version import __version__
 from agenteval.errors import AgentEvalError, InputError
 
 if TYPE_CHECKING:
+    from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
+    from agenteval.benchmarks import benchmark
     from agenteval.cases.case import Case
+    from agenteval.conversation.users import llm_user
+    from agenteval.evaluation import Run, aevaluate, evaluate
+    from agenteval.judge import Judge, JudgeConfig, load_rubric
+    from agenteval.scorers import builtin_scorers
     from agenteval.scoring.score import (
         Score,
         Status,
@@ -32,12 +38,6 @@ if TYPE_CHECKING:
     )
     from agenteval.scoring.spec import Scorer, ScorerSpec, scorer
     from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
-    from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
-    from agenteval.benchmarks import benchmark
-    from agenteval.conversation.users import llm_user
-    from agenteval.evaluation import Run, aevaluate, evaluate
-    from agenteval.judge import Judge, JudgeConfig, load_rubric
-    from agenteval.scorers import builtin_scorers
 
 _LAZY = {
     "Case": "agenteval.cases.case",

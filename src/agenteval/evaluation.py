@@ -6,7 +6,8 @@
     print(run.summary["scorers"]["exact_match"]["mean"])
 
 It writes the same run directory as ``agenteval run`` (a temporary one, removed with the
-returned :class:`Run`, unless ``out`` is given), so everything the CLI does with a run (report, gate, rescore) works on it.
+returned :class:`Run`, unless ``out`` is given), so everything the CLI does with a run
+(report, gate, rescore) works on it. The Run's API: docs/python.md.
 :func:`evaluate` and :func:`aevaluate` take the same keyword options
 (:class:`EvaluateKwargs`), gathered into one :class:`EvaluateOptions`.
 """

@@ -12,11 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import agenteval.evaluation
-import agenteval.testing.assertions  # imported once: pytester keeps modules it finds
-from conftest import ROOT, run_cli
 from docrun import run_page, steps
+
+from conftest import ROOT, run_cli
 
 PLUGIN = ("-p", "agenteval.testing.pytest_plugin", "-p", "no:cacheprovider")
 

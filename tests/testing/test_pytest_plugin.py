@@ -9,13 +9,12 @@ import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from importlib import metadata
-from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 import agenteval.evaluation
 import agenteval.testing.assertions  # noqa: F401  # imported once: pytester keeps it
+from conftest import ROOT
 
 PLUGIN = ("-p", "agenteval.testing.pytest_plugin", "-p", "no:cacheprovider")
 

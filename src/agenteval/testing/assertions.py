@@ -14,9 +14,9 @@ what it checked.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

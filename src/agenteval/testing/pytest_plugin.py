@@ -72,8 +72,8 @@ class _MarkerError(Exception):
     a collection error while collecting, as the test's failure in a fixture)."""
 
 
-def _marker(node: Any) -> pytest.Mark:
-    mark = node.get_closest_marker(MARKER)
+def _marker(node: pytest.Item | pytest.Function | Any) -> pytest.Mark:
+    mark: pytest.Mark | None = node.get_closest_marker(MARKER)
     if mark is None:
         raise _MarkerError(
             f"{node.nodeid}: the {CASE_FIXTURE}/{RUN_FIXTURE} fixtures need"
