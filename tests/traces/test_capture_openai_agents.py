@@ -401,6 +401,8 @@ def test_docs_page_runs_and_records_every_call(tmp_path: Path, base_url: str, cl
         assert t["scores"]["trajectory_order"]["value"] == 1.0
         assert t["scores"]["tool_arguments_valid"]["value"] == 1.0
         assert t["usage"][0]["model"] == "gpt-4o-mini"
+    shown = re.search(r'"usage": (\[.*?\]),\n', (DOCS / "openai-agents.md").read_text("utf-8"))
+    assert shown is not None and got["ada"]["usage"] == json.loads(shown[1])  # not stale
 
 
 def test_the_users_processors_keep_receiving_spans(tmp_path: Path, base_url: str) -> None:

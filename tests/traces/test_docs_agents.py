@@ -40,6 +40,13 @@ def run_page(page: str, tmp_path: Path, cli: Any) -> list[dict[str, Any]]:
     return [json.loads(x) for x in lines]
 
 
+def shown_usage(page: str) -> list[dict[str, Any]]:
+    """The ``usage`` of the sample trial the page shows."""
+    m = re.search(r'"usage": (\[.*?\]),\n', (DOCS / page).read_text(encoding="utf-8"))
+    assert m is not None, page
+    return json.loads(m[1])  # type: ignore[no-any-return]
+
+
 def _pythonpath(tmp_path: Path) -> str:
     import os
 
@@ -62,6 +69,7 @@ def test_pydantic_ai_page_runs_and_records_every_call(tmp_path: Path, cli: Any) 
         assert t["metadata"]["trajectory_source"] == "otel"
         assert t["usage"][0]["model"] == "function:scripted_model:"
         assert t["usage"][0]["input_tokens"] > 0 and t["usage"][0]["output_tokens"] > 0
+        assert t["usage"] == shown_usage("pydantic-ai.md")  # the page's sample is not stale
         assert 0 < t["latency"]["active_s"] <= t["latency"]["total_s"]
         assert {d["name"] for d in t["tools"]} == {"find_customer", "count_orders"}
         scores = {k: v["value"] for k, v in t["scores"].items()}
