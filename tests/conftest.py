@@ -15,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytest_plugins = ["pytester"]  # tests/testing/: the pytest plugin, run in a pytest of its own
+
 
 def run_cli(
     *args: str | os.PathLike[str],

@@ -15,24 +15,46 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-# Light modules are imported eagerly; those that pull in the HTTP stack load on first use.
+# Every name but the version and the errors loads on first use: importing agenteval (or a
+# submodule, such as the pytest plugin pytest loads at start-up) does not build the models.
 from agenteval._util.lazy import lazy_getattr
 from agenteval._version import __version__
-from agenteval.cases.case import Case
 from agenteval.errors import AgentEvalError, InputError
-from agenteval.scoring.score import Score, Status, inconclusive, normalize_result, not_applicable
-from agenteval.scoring.spec import Scorer, ScorerSpec, scorer
-from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 
 if TYPE_CHECKING:
     from agenteval.agents.base import Agent, AgentFailure, AgentOutput, Recorder
     from agenteval.benchmarks import benchmark
+    from agenteval.cases.case import Case
     from agenteval.conversation.users import llm_user
     from agenteval.evaluation import Run, aevaluate, evaluate
     from agenteval.judge import Judge, JudgeConfig, load_rubric
     from agenteval.scorers import builtin_scorers
+    from agenteval.scoring.score import (
+        Score,
+        Status,
+        inconclusive,
+        normalize_result,
+        not_applicable,
+    )
+    from agenteval.scoring.spec import Scorer, ScorerSpec, scorer
+    from agenteval.trials.trial import Failure, Latency, Retry, ToolCall, Trial, Usage
 
 _LAZY = {
+    "Case": "agenteval.cases.case",
+    "Score": "agenteval.scoring.score",
+    "Status": "agenteval.scoring.score",
+    "inconclusive": "agenteval.scoring.score",
+    "normalize_result": "agenteval.scoring.score",
+    "not_applicable": "agenteval.scoring.score",
+    "Scorer": "agenteval.scoring.spec",
+    "ScorerSpec": "agenteval.scoring.spec",
+    "scorer": "agenteval.scoring.spec",
+    "Failure": "agenteval.trials.trial",
+    "Latency": "agenteval.trials.trial",
+    "Retry": "agenteval.trials.trial",
+    "ToolCall": "agenteval.trials.trial",
+    "Trial": "agenteval.trials.trial",
+    "Usage": "agenteval.trials.trial",
     "evaluate": "agenteval.evaluation",
     "aevaluate": "agenteval.evaluation",
     "Run": "agenteval.evaluation",

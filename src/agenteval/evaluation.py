@@ -5,8 +5,9 @@
     run = evaluate("cases.jsonl", "my_agent:answer", scorers=[my_scorer], concurrency=16)
     print(run.summary["scorers"]["exact_match"]["mean"])
 
-It writes the same run directory as ``agenteval run`` (a temporary one unless ``out`` is
-given), so everything the CLI does with a run (report, gate, rescore) works on it.
+It writes the same run directory as ``agenteval run`` (a temporary one, removed with the
+returned :class:`Run`, unless ``out`` is given), so everything the CLI does with a run
+(report, gate, rescore) works on it. The Run's API: docs/python.md.
 :func:`evaluate` and :func:`aevaluate` take the same keyword options
 (:class:`EvaluateKwargs`), gathered into one :class:`EvaluateOptions`.
 """
@@ -17,8 +18,10 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,13 +115,46 @@ class EvaluateOptions:
         return made
 
 
-class Run:
-    """A finished (or interrupted) run, read back from its directory."""
+class TrialList(tuple[TrialRecord, ...]):
+    """The trials of a run, in file order: a tuple (``run.trials[0]``, ``len(run.trials)``,
+    slicing, iteration). Calling it (``run.trials()``, the method of earlier versions) gives
+    an iterator over the same trials."""
 
-    def __init__(self, run_dir: Path, *, interrupted: bool = False) -> None:
+    __slots__ = ()
+
+    def __call__(self) -> Iterator[TrialRecord]:
+        return iter(self)
+
+
+class Run:
+    """A finished (or interrupted) run, read back from its directory (docs/python.md).
+
+    ``run_dir`` is the run directory (the one ``agenteval report``/``gate`` read);
+    ``header`` its ``run.json`` as a :class:`agenteval.rundir.RunHeader`; ``summary`` /
+    ``summary_model`` the summary in it; ``trials`` every trial with its scores (read on
+    first use, then kept); ``scores(name)`` one scorer's values.
+
+    A run :func:`evaluate` wrote without ``out=`` is *temporary* (``run.temporary``): its
+    directory is removed by :meth:`close`, at the end of a ``with`` block, when the Run is
+    garbage-collected, or at interpreter exit, whichever comes first. Pass ``out=`` to keep
+    a run.
+    """
+
+    def __init__(
+        self, run_dir: Path, *, interrupted: bool = False, temporary: Path | None = None
+    ) -> None:
         self.run_dir = run_dir
         self.interrupted = interrupted
         self.header: RunHeader = read_header(run_dir)
+        self._trials: TrialList | None = None
+        self._remove = (
+            None if temporary is None else weakref.finalize(self, _remove_tree, temporary)
+        )
+
+    @property
+    def temporary(self) -> bool:
+        """True when the run directory is removed with this object (``out=`` not given)."""
+        return self._remove is not None
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -133,16 +169,48 @@ class Run:
 
         return Summary.model_validate(self.summary)
 
-    def trials(self) -> Iterator[TrialRecord]:
-        """Stream the recorded trials with their scores."""
+    @property
+    def trials(self) -> TrialList:
+        """Every recorded trial with its scores, in file order (read once, then kept; use
+        :meth:`iter_trials` to stream a large run instead)."""
+        if self._trials is None:
+            self._trials = TrialList(iter_trials(self.run_dir))
+        return self._trials
+
+    def iter_trials(self) -> Iterator[TrialRecord]:
+        """Stream the recorded trials from ``trials.jsonl`` without keeping them."""
+        if self._trials is not None:
+            return iter(self._trials)
         return iter_trials(self.run_dir)
 
     def scores(self, name: str) -> list[float | None]:
-        """Every trial's value for one scorer, in file order (None = not applicable)."""
-        return [t.scores[name].value if name in t.scores else None for t in self.trials()]
+        """Every trial's value for one scorer, in file order (None = not applicable, or
+        not scored by that scorer)."""
+        return [t.scores[name].value if name in t.scores else None for t in self.iter_trials()]
+
+    def close(self) -> None:
+        """Remove a temporary run's directory now (nothing for a run written to ``out=``).
+        What was already read (``header``, ``summary``, ``trials``) stays readable."""
+        if self._remove is not None:
+            self._remove()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"Run({str(self.run_dir)!r}, trials={self.summary.get('trials', '?')})"
+
+
+def _remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _temporary_out() -> Path:
+    """A new temporary parent directory for a run evaluate() was given no ``out`` for."""
+    return Path(tempfile.mkdtemp(prefix="agenteval-run-"))
 
 
 def _as_agent(agent: AgentLike, capture: str = "auto", capture_proxy: str | None = None) -> Agent:
@@ -217,25 +285,43 @@ async def _aevaluate(dataset: DatasetLike, agent: AgentLike, options: EvaluateOp
     from agenteval.run.finish import finish_run
     from agenteval.run.runner import RunControl, RunProgress
 
-    with _dataset_file(dataset) as path:
-        session = _session(path, agent, options)
+    with _removed_on_error(options) as temporary:
+        with _dataset_file(dataset) as path:
+            session = _session(path, agent, options, temporary)
+            try:
+                opened = session.open()  # the dataset is read here, then the snapshot
+            except OSError as e:
+                raise RunWriteError.from_os_error(e, session.out) from None
+        ctl = RunControl()
         try:
-            opened = session.open()  # the dataset is read here, then the snapshot
-        except OSError as e:
-            raise RunWriteError.from_os_error(e, session.out) from None
-    ctl = RunControl()
+            await session.arun(opened, RunProgress(), ctl)
+            if ctl.io_error is not None:
+                raise ctl.io_error
+            try:
+                finish_run(opened.writer, Console(quiet=True), live=session.live)
+            except OSError as e:  # writing the summary into run.json
+                raise RunWriteError.from_os_error(e, session.out / "run.json") from None
+        finally:
+            with contextlib.suppress(OSError):
+                opened.writer.close()
+        run = Run(session.out, temporary=temporary)
+    return _checked(run, options.max_failure_rate)
+
+
+@contextlib.contextmanager
+def _removed_on_error(options: EvaluateOptions) -> Iterator[Path | None]:
+    """The temporary parent directory of a run given no ``out`` (None when ``out`` is
+    given), removed again when the evaluation raises before its Run exists (a Run, once
+    made, removes it itself; TooManyFailuresError holds one)."""
+    if options.out is not None:
+        yield None
+        return
+    temporary = _temporary_out()
     try:
-        await session.arun(opened, RunProgress(), ctl)
-        if ctl.io_error is not None:
-            raise ctl.io_error
-        try:
-            finish_run(opened.writer, Console(quiet=True), live=session.live)
-        except OSError as e:  # writing the summary into run.json
-            raise RunWriteError.from_os_error(e, session.out / "run.json") from None
-    finally:
-        with contextlib.suppress(OSError):
-            opened.writer.close()
-    return _checked(Run(session.out), options.max_failure_rate)
+        yield temporary
+    except BaseException:
+        _remove_tree(temporary)
+        raise
 
 
 def _checked(run: Run, max_failure_rate: float | None) -> Run:
@@ -259,7 +345,9 @@ def evaluate(dataset: DatasetLike, agent: AgentLike, **options: Unpack[EvaluateK
     deterministic ones (``builtin_scorers=False`` runs only yours); ``run.json`` records
     each by its import path (``module:fn``) so that ``agenteval rescore`` can rebuild it,
     or with ``ref: null`` when it has none (a function of ``__main__`` or a nested one).
-    ``out`` is the run directory (a new temporary directory when None). Bad input raises
+    ``out`` is the run directory; when None the run is written to a new temporary
+    directory that the returned :class:`Run` removes when it is closed or garbage-collected
+    (``run.temporary``; nothing is left behind per call). Bad input raises
     :class:`agenteval.errors.InputError` before the agent is called.
 
     ``capture`` (``"auto"``, ``"otel"``, ``"off"``, or any other mode ``PythonAgent``
@@ -310,10 +398,9 @@ def evaluate(dataset: DatasetLike, agent: AgentLike, **options: Unpack[EvaluateK
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        with _dataset_file(dataset) as path:
-            session = _session(path, agent, opts)
-            result = session.run()
-        run = Run(result.run_dir, interrupted=result.interrupted)
+        with _removed_on_error(opts) as temporary, _dataset_file(dataset) as path:
+            result = _session(path, agent, opts, temporary).run()
+            run = Run(result.run_dir, interrupted=result.interrupted, temporary=temporary)
         return run if result.interrupted else _checked(run, opts.max_failure_rate)
     done: list[Run] = []
     failed: list[BaseException] = []
@@ -332,13 +419,12 @@ def evaluate(dataset: DatasetLike, agent: AgentLike, **options: Unpack[EvaluateK
     return done[0]
 
 
-def _session(dataset: Path, agent: AgentLike, options: EvaluateOptions) -> Session:
+def _session(
+    dataset: Path, agent: AgentLike, options: EvaluateOptions, temporary: Path | None
+) -> Session:
     from agenteval.executors import resolve as resolve_executor
 
-    out = options.out
-    out_path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="agenteval-run-"))
-    if out is None:
-        out_path = out_path / "run"
+    out_path = temporary / "run" if temporary is not None else Path(options.out or ".")
     config = ScorerConfig(
         builtin=options.builtin_scorers,
         suite_tools=options.suite_tools,

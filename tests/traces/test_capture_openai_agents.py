@@ -455,7 +455,7 @@ def test_explicit_mode_without_the_sdk_is_an_input_error(monkeypatch: pytest.Mon
     import agenteval.traces.openai_agents as oa
 
     monkeypatch.setattr(oa, "sdk_available", lambda: False)
-    with pytest.raises(InputError, match=r"pip install 'agenteval\[openai-agents\]'"):
+    with pytest.raises(InputError, match=r"pip install -e '\.\[openai-agents\]'"):
         capture_source("openai-agents")
 
 
