@@ -4,6 +4,8 @@ run code. A real server process (no --allow-run), real files."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,29 @@ def test_reading_a_run_never_imports_a_matcher_its_cases_name(tmp_path: Path) ->
         client.call("failing_trials", {"run": "r1", "scorer": "exact_match"})
     assert trial["input"] == "hi" and trial["expected"] == "hi" and trial["output"] == "hi"
     assert not marker.exists(), "the server imported a file named by a run's cases.jsonl"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="view/catalog.py Catalog.case validates the case with its expected_calls, which"
+    " imports the $python matchers a run's cases.jsonl names (agenteval view's trial page);"
+    " view/ is another engineer's: fix there as mcp_server.tools.read_case does",
+)
+def test_the_viewer_reading_a_case_never_imports_a_matcher_its_cases_name(
+    tmp_path: Path,
+) -> None:
+    root, marker = _planted(tmp_path)
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from agenteval.view.catalog import Catalog\n"
+        "state = Catalog(Path(sys.argv[1])).get('r1')\n"
+        "assert state is not None\n"
+        "case = state.case('c1')\n"
+        "assert case is not None and case.input == 'hi', case\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr[-1500:]
+    assert not marker.exists(), "the viewer imported a file named by a run's cases.jsonl"
