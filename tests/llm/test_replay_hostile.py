@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agenteval.llm.http import HttpClient
 from agenteval.llm.recorder import Recorder
 from agenteval.llm.replay import ReplayCache
@@ -101,3 +103,19 @@ async def _quoted_url(tmp_path: Path) -> None:
     stored = "".join(p.read_text() for p in tmp_path.rglob("*.json"))
     assert SECRET not in stored
     assert data["choices"][0]["message"]["content"].startswith("echo: open")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the key drops the value of every query parameter whose name merely contains"
+    " key/code/pass/auth/session... (redact_url), so ?keyword=cats and ?keyword=dogs share"
+    " one entry; keeping rotation hits while telling them apart is a design choice in"
+    " _util/secrets (known secrets vs secret-looking names): reported, not fixed",
+)
+def test_endpoints_differing_in_a_plain_parameter_never_share_an_entry(tmp_path: Path) -> None:
+    from agenteval._util.secrets import Redactor
+
+    cache, body, r = ReplayCache(tmp_path), {"model": "m", "input": "x"}, Redactor()
+    cats = cache.request_key("http", "http://127.0.0.1:9/search?keyword=cats", body, r)
+    dogs = cache.request_key("http", "http://127.0.0.1:9/search?keyword=dogs", body, r)
+    assert cats != dogs
