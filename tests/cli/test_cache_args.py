@@ -68,3 +68,19 @@ def test_the_judge_and_user_flags_are_aliases_onto_the_one_cache() -> None:
             "read-write",
         )
         assert own(_args("--cache", "c", f"--no-{who}-cache"), DEFAULT) == (None, "off")
+
+
+def test_a_cache_directory_that_cannot_be_made_is_an_input_error(tmp_path: Path) -> None:
+    """``--cache FILE/sub`` (a path through a file) made every store fail silently: the
+    run exited 0 and cached nothing. Read-only never writes, so it is not refused."""
+    afile = tmp_path / "cases.jsonl"
+    afile.write_text("{}\n")
+    with pytest.raises(InputError, match="not a directory"):
+        cache_from_args(_args("--cache", str(afile / "sub")))
+    with pytest.raises(InputError, match="not a directory"):
+        cache_from_args(_args("--cache", str(afile / "a" / "b"), "--cache-mode", "refresh"))
+    ro = cache_from_args(_args("--cache", str(afile / "sub"), "--cache-mode", "read-only"))
+    assert ro == CacheSettings(afile / "sub", "read-only")
+    assert not (tmp_path / "new").exists()
+    assert cache_from_args(_args("--cache", str(tmp_path / "new" / "c"))) is not None
+    assert not (tmp_path / "new").exists()  # checking creates nothing

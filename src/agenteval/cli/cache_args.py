@@ -13,6 +13,7 @@ those they follow ``--cache`` when it is given (else their own default directory
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,26 @@ def cache_from_args(args: argparse.Namespace) -> Any:
             " or give it a directory: --cache DIR)",
             field="--cache",
         )
-    return CacheSettings(path, mode or "read-write")
+    settings = CacheSettings(path, mode or "read-write")
+    if settings.mode in ("read-write", "refresh"):
+        _check_writable(path)
+    return settings
+
+
+def _check_writable(path: Path) -> None:
+    """InputError when ``path`` could not be made or written: every store would fail
+    silently, and a run "with a cache" would pay for every call again, each time. Nothing
+    is created here."""
+    probe = path
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputError(
+            f"cache directory '{path}' cannot be made: '{probe}' is not a directory",
+            field="--cache",
+        )
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"cache directory '{path}' is not writable ('{probe}')", field="--cache")
 
 
 def apply_cache(agent: Any, args: argparse.Namespace) -> Any:

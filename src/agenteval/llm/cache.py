@@ -40,6 +40,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,12 @@ except ImportError:  # Windows: no claims
     fcntl = None  # type: ignore[assignment]
 
 CACHE_FORMAT = 1
+
+MAX_ENTRY_BYTES = 256 << 20
+"""An entry file larger than this is not read (a miss): the proxy stores bodies up to
+64 MiB, which JSON escaping and base64 keep well below it."""
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 CacheMode = Literal["read-write", "read-only", "refresh", "off"]
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
@@ -172,16 +179,26 @@ class CacheStore:
 
     def get_entry(self, key: str) -> tuple[dict[str, Any], float] | None:
         """The stored entry for ``key`` and when it was stored (the file's modification
-        time), or None: missing, unreadable, not this format, or a mode that does not read."""
+        time), or None: missing, unreadable, not this format, or a mode that does not read;
+        also a symbolic link, a file that is not regular (a FIFO) or one larger than
+        :data:`MAX_ENTRY_BYTES`."""
         if not self.readable:
             return None
         try:
-            with open(self._path(key), "rb") as f:
-                raw = f.read()
-                stored_at = os.fstat(f.fileno()).st_mtime
+            # never a symbolic link (an entry is only ever written by a rename), never a
+            # FIFO or a device (the open would block, the read never end), never huge
+            fd = os.open(self._path(key), _READ_FLAGS)
+            with os.fdopen(fd, "rb") as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+                    return None
+                raw = f.read(MAX_ENTRY_BYTES + 1)
+            if len(raw) > MAX_ENTRY_BYTES:
+                return None
             entry = json.loads(raw)
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError, MemoryError):
             return None
+        stored_at = st.st_mtime
         if not isinstance(entry, dict) or entry.get("cache_format") != CACHE_FORMAT:
             return None
         return entry, stored_at

@@ -168,6 +168,8 @@ class HttpClient:
                 del self._headers[same]
             self._headers[name] = value
         header_secrets = [v for k, v in self._headers.items() if k.lower() not in PUBLIC_HEADERS]
+        # "Bearer sk-..." / "Basic ...": the credential alone too (a reply may quote it)
+        header_secrets += [v.split(None, 1)[1] for v in header_secrets if len(v.split()) == 2]
         self.redactor = Redactor([*secrets, *header_secrets])
         self._rng = rng or random.Random()
         self._session: aiohttp.ClientSession | None = None

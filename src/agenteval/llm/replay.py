@@ -116,12 +116,17 @@ def _canonical(doc: Any) -> str:
 
 
 def _scrubbed(data: Any, redactor: Redactor) -> Any:
-    """``data`` with every secret ``redactor`` knows removed from its strings."""
+    """``data`` with every secret ``redactor`` knows removed from its strings (keys and
+    values, one string at a time: redacting the JSON text could cut an escape in two)."""
     if not redactor.values:
         return data
-    text = json.dumps(data, ensure_ascii=False)
-    clean = redactor.redact(text)
-    return data if clean == text else json.loads(clean)
+    if isinstance(data, str):
+        return redactor.redact(data)
+    if isinstance(data, dict):
+        return {_scrubbed(k, redactor): _scrubbed(v, redactor) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_scrubbed(v, redactor) for v in data]
+    return data
 
 
 class ReplayCache(CacheStore):
