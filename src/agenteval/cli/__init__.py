@@ -50,6 +50,10 @@ COMMAND_OF = {
 
 FIELD_FLAGS = {
     "benchmark": "--benchmark",
+    "cases": "--cases",
+    "where": "--where",
+    "sample": "--sample",
+    "stratify": "--stratify",
     "executor": "--executor",
     "mcp": "--mcp",
     "pii_kinds": "--pii-kinds",

@@ -15,6 +15,13 @@ independent samples, and the output says so: two-sample tests per scorer, the sa
 family and exit codes, a safety rule on failure rates, and a minimum detectable drop at 80%
 power (exit 3 when no scorer could detect even a drop to 0). --unpaired forces this for
 runs that share cases; --paired refuses runs that share none (exit 2).
+A run made with a case selection (``--tag``, ``--where``, ``--cases``, ``--sample``:
+``settings.selection`` in run.json) is said so before the verdict, and the gate compares
+that selection: cases are paired by id, so only the cases both runs have are compared, and
+a baseline's cases that a selected candidate (same dataset) did not select are left out
+rather than counted missing; a selected case with no trial in the candidate still blocks
+as missing (docs/selection.md).
+
 ``compare`` prints the runs' headline numbers side by side and never gates."""
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from rich.text import Text
 from agenteval._util.outpaths import check_out_files
 from agenteval.cli._common import console_for
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
-from agenteval.gate.paired import compare_runs
+from agenteval.gate.paired import GateResult, compare_runs
 from agenteval.report import summarize
 from agenteval.report.gate_text import render_gate
 from agenteval.report.markdown import render_gate_markdown
@@ -40,7 +47,14 @@ from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd, safe
 from agenteval.rundir import RUN_FILES
 from agenteval.summary.model import Summary
 
-__all__ = ["parse_max_drop", "register", "render_comparison", "render_gate", "run_gate"]
+__all__ = [
+    "gate_runs",
+    "parse_max_drop",
+    "register",
+    "render_comparison",
+    "render_gate",
+    "run_gate",
+]
 
 
 def register(sub: Any) -> None:
@@ -129,7 +143,7 @@ def run_gate(args: argparse.Namespace) -> int:
     runs = [("baseline run", args.baseline), ("candidate run", args.candidate)]
     for _, run_dir in runs:  # never onto either run's own files, nor onto a run
         check_out_files(outs, runs, protected_dir=run_dir, protected_names=RUN_FILES)
-    result = compare_runs(
+    result, notes = gate_runs(
         args.baseline,
         args.candidate,
         alpha=args.alpha,
@@ -154,8 +168,59 @@ def run_gate(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_IO
-    render_gate(result, console_for(args))
+    console = console_for(args)
+    for line in notes:
+        console.print(line, markup=False, highlight=False)
+    render_gate(result, console)
     return result.exit_code
+
+
+def gate_runs(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    allow_dataset_change: bool = False,
+    **options: Any,
+) -> tuple[GateResult, list[str]]:
+    """:func:`~agenteval.gate.compare_runs`, over the candidate's case selection when it
+    was made with one, and the lines saying which run was a selection.
+
+    When the candidate is a selection of the baseline's dataset (same dataset hash) and
+    the only baseline cases it lacks are cases its selection left out, the runs are compared
+    on the cases they share (``allow_dataset_change`` for those cases only): a selected case
+    with no trial in the candidate is still missing and blocks.
+    """
+    from agenteval.dataset.selection import describe_selection
+    from agenteval.rundir import read_header
+    from agenteval.summary.sources import case_ids
+
+    result = compare_runs(baseline, candidate, allow_dataset_change=allow_dataset_change, **options)
+    heads = {"baseline": read_header(baseline), "candidate": read_header(candidate)}
+    notes = []
+    for role, h in heads.items():
+        sel = h.settings.get("selection")
+        if isinstance(sel, dict):
+            notes.append(
+                f"selection: the {role} run is a selection of its dataset"
+                f" ({describe_selection(sel)}); the gate compares the cases both runs have"
+            )
+    b, c = heads["baseline"], heads["candidate"]
+    missing = result.coverage.missing if result.coverage is not None else []
+    if (
+        missing
+        and not allow_dataset_change
+        and isinstance(c.settings.get("selection"), dict)
+        and b.dataset.sha256 is not None
+        and b.dataset.sha256 == c.dataset.sha256
+    ):
+        selected = set(case_ids(candidate))
+        if not any(cid in selected for cid in missing):
+            result = compare_runs(baseline, candidate, allow_dataset_change=True, **options)
+            notes.append(
+                f"selection: {len(missing)} baseline case(s) the candidate's selection left"
+                " out are not compared (not counted missing)"
+            )
+    return result, notes
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from agenteval.cli._common import (
     render_summary,
     say,
 )
+from agenteval.cli._selection_args import add_selection_args, selection_from_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.user_args import add_user_args, user_from_args
 from agenteval.errors import EXIT_NO_ANSWERS, InputError
@@ -118,7 +119,12 @@ def register(sub: Any) -> None:
     r.add_argument("--concurrency", type=_positive_int, default=8, help="trials at once (8)")
     r.add_argument("--timeout", type=_positive_float, metavar="S", help="per-trial timeout")
     r.add_argument("--repeats", type=_positive_int, default=1, metavar="K", help="trials per case")
-    r.add_argument("--limit", type=_positive_int, metavar="N", help="only the first N cases")
+    r.add_argument(
+        "--limit",
+        type=_positive_int,
+        metavar="N",
+        help="only the first N cases (of the selection, with the options below)",
+    )
     r.add_argument("--max-retries", type=_nonneg_int, default=4, help="per request (4)")
     r.add_argument(
         "--retry-base",
@@ -143,6 +149,7 @@ def register(sub: Any) -> None:
     r.add_argument("--resume", action="store_true", help="continue the run in --out")
     r.add_argument("--prices", metavar="FILE", help="price table (YAML/JSON) per 1M tokens")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+    add_selection_args(p)
     add_scorer_args(p)
     add_judge_args(p)
     add_user_args(p)
@@ -339,6 +346,7 @@ def run_session(
         judge=judge,
         executor=executor_from_args(args),
         user=user_from_args(args),
+        selection=selection_from_args(args),
         extra_settings={
             **(extra_settings or {}),
             "max_retries": args.max_retries,
@@ -368,6 +376,10 @@ def run_session(
     result = session.run(
         progress=progress_display(mode), say=say, console=console_for(args), render=render_summary
     )
+    if session.selected is not None:
+        from agenteval.dataset.selection import describe_selection
+
+        print(f"agenteval: selection: {describe_selection(session.selected)}", file=sys.stderr)
     receiver = getattr(agent, "receiver", None)
     if receiver is not None:  # what the OTLP receiver attributed and dropped
         print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)
