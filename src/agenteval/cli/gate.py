@@ -22,7 +22,8 @@ a baseline's cases that a selected candidate (same dataset) did not select are l
 rather than counted missing; a selected case with no trial in the candidate still blocks
 as missing (docs/selection.md).
 
-``compare`` prints the runs' headline numbers side by side and never gates."""
+``compare`` prints the runs' headline numbers side by side (each scorer's pass rate or mean
+with its 95% interval) and never gates."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from agenteval.report.gate_text import render_gate
 from agenteval.report.markdown import render_gate_markdown
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd, safe
 from agenteval.rundir import RUN_FILES
-from agenteval.summary.model import Summary
+from agenteval.summary.model import ScorerSummary, Summary
 
 __all__ = [
     "gate_runs",
@@ -251,21 +252,33 @@ def render_comparison(labels: list[str], summaries: list[Summary], console: Cons
     row("failed trials", [str(s.failed) for s in summaries])
     names = list(dict.fromkeys(n for s in summaries for n in s.scorers))
     for n in names:
-        cells = []
-        for s in summaries:
-            ss = s.scorers.get(n)
-            if ss is None:
-                cells.append("–")
-            elif ss.binary:
-                cells.append(f"{fmt_rate(ss.pass_rate)} (n={ss.applicable})")
-            else:
-                cells.append(f"{fmt_num(ss.mean)} (n={ss.applicable})")
-        row(safe(n, 40), cells)
+        if all(s.scorers[n].applicable == 0 for s in summaries if n in s.scorers):
+            continue  # applied nowhere: a row of dashes
+        row(safe(n, 40), [_scorer_cell(s.scorers.get(n)) for s in summaries])
     row("latency p50", [fmt_s(s.latency.total.p50) for s in summaries])
     row("latency p95", [fmt_s(s.latency.total.p95) for s in summaries])
     row("cost total", [fmt_usd(s.cost.total_usd) for s in summaries])
     row("cost per correct", [fmt_usd(s.cost.per_correct_usd) for s in summaries])
     console.print(t)
     console.print(
-        Text("pass/fail scorers show the pass rate, graded ones the mean; no test is run.")
+        Text(
+            "pass/fail scorers show the pass rate, graded ones the mean, each with its 95%"
+            " interval (Wilson for rates, t for means) and n; no test is run; scorers that"
+            " applied to no case are left out."
+        )
     )
+
+
+def _scorer_cell(ss: ScorerSummary | None) -> str:
+    """``80.0% [62.1–91.0%] n=20`` or ``0.712 [0.640–0.784] n=20``; ``–`` when absent."""
+    if ss is None:
+        return "–"
+    if ss.applicable == 0:
+        return "– n=0"
+    if ss.binary:
+        ci = ss.pass_rate_ci
+        band = f" [{100 * ci.low:.1f}–{100 * ci.high:.1f}%]" if ci else ""
+        return f"{fmt_rate(ss.pass_rate)}{band} n={ss.applicable}"
+    ci = ss.mean_ci
+    band = f" [{fmt_num(ci.low)}–{fmt_num(ci.high)}]" if ci else ""
+    return f"{fmt_num(ss.mean)}{band} n={ss.applicable}"
