@@ -324,6 +324,12 @@ def retry_policy(args: argparse.Namespace) -> RetryPolicy:
 def run(args: argparse.Namespace) -> int:
     from agenteval.cli._matrix import matrix_from_args  # also makes --model/--agent single
 
+    if args.judge_endpoint and not args.rubric and not args.benchmark:
+        raise InputError(
+            "--judge-endpoint without --rubric: no judge would run; add --rubric NAME"
+            " (correctness, groundedness, ... or a template file)"
+        )
+
     matrix = matrix_from_args(args)
     if matrix is not None:
         from agenteval.cli._matrix import run_matrix
