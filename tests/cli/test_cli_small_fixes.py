@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import run_cli
+
+def run_cli(
+    *args: str | os.PathLike[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real ``agenteval`` command in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        timeout=300,
+    )
 
 
 def test_a_typod_option_gets_the_subcommands_usage_and_a_suggestion(tmp_path: Path) -> None:

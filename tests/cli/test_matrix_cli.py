@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,20 @@ import pytest
 from agenteval.rundir import iter_trials, read_header
 from agenteval.view import pages
 from agenteval.view.catalog import Catalog
-from conftest import run_cli
+
+
+def run_cli(
+    *args: str | os.PathLike[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real ``agenteval`` command in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        timeout=300,
+    )
+
 
 N = 20
 AGENT = f"""

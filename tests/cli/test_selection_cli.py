@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from agenteval.rundir import iter_trials, read_header
-from conftest import run_cli
 from fake_server_util import fake_server_process
+
+
+def run_cli(
+    *args: str | os.PathLike[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real ``agenteval`` command in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        timeout=300,
+    )
+
 
 CASES = [
     {"id": "a1", "input": "2+2", "expected": "4", "tags": ["math"], "tier": "gold"},

@@ -309,11 +309,14 @@ class Session:
             return kept
         wanted = set(chosen)
         out = tmp.with_name(tmp.name + ".sel")
-        with open(tmp, encoding="utf-8") as src, open(out, "x", encoding="utf-8") as dst:
-            for i, line in enumerate(src):
-                if i in wanted:
-                    dst.write(line)
-        out.replace(tmp)
+        try:
+            with open(tmp, encoding="utf-8") as src, open(out, "x", encoding="utf-8") as dst:
+                for i, line in enumerate(src):
+                    if i in wanted:
+                        dst.write(line)
+            out.replace(tmp)
+        finally:
+            out.unlink(missing_ok=True)
         return [kept[i] for i in chosen] if kept is not None else None
 
     def _header(self, ref: DatasetRef) -> RunHeader:
