@@ -50,6 +50,10 @@ COMMAND_OF = {
 
 FIELD_FLAGS = {
     "benchmark": "--benchmark",
+    "cases": "--cases",
+    "where": "--where",
+    "sample": "--sample",
+    "stratify": "--stratify",
     "executor": "--executor",
     "mcp": "--mcp",
     "pii_kinds": "--pii-kinds",
@@ -134,6 +138,29 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    """The parser of the subcommand ``name`` (None when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name is not None:
+            found = action.choices.get(name)
+            return found if isinstance(found, argparse.ArgumentParser) else None
+    return None
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """``; did you mean --concurrency?`` for the first unknown option close to one of
+    ``parser``'s (difflib), else ""."""
+    import difflib
+
+    options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    for arg in unknown:
+        if arg.startswith("--"):
+            close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1, cutoff=0.75)
+            if close:
+                return f"; did you mean {close[0]}?"
+    return ""
+
+
 def _safe_message(text: str) -> str:
     """An error message as printed: URL credentials redacted, escape sequences and control
     characters removed (it may quote a URL, a file's content or an agent's output)."""
@@ -148,7 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_wanted_module(argv))
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the subcommand's usage, and the option meant (--concurency)
+        target = _subparser(parser, getattr(args, "command", None)) or parser
+        target.error(f"unrecognized arguments: {' '.join(unknown)}{_did_you_mean(target, unknown)}")
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT

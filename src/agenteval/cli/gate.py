@@ -15,7 +15,15 @@ independent samples, and the output says so: two-sample tests per scorer, the sa
 family and exit codes, a safety rule on failure rates, and a minimum detectable drop at 80%
 power (exit 3 when no scorer could detect even a drop to 0). --unpaired forces this for
 runs that share cases; --paired refuses runs that share none (exit 2).
-``compare`` prints the runs' headline numbers side by side and never gates."""
+A run made with a case selection (``--tag``, ``--where``, ``--cases``, ``--sample``:
+``settings.selection`` in run.json) is said so before the verdict, and the gate compares
+that selection: cases are paired by id, so only the cases both runs have are compared, and
+a baseline's cases that a selected candidate (same dataset) did not select are left out
+rather than counted missing; a selected case with no trial in the candidate still blocks
+as missing (docs/selection.md).
+
+``compare`` prints the runs' headline numbers side by side (each scorer's pass rate or mean
+with its 95% interval) and never gates."""
 
 from __future__ import annotations
 
@@ -32,15 +40,22 @@ from rich.text import Text
 from agenteval._util.outpaths import check_out_files
 from agenteval.cli._common import console_for
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
-from agenteval.gate.paired import compare_runs
+from agenteval.gate.paired import GateResult, compare_runs
 from agenteval.report import summarize
 from agenteval.report.gate_text import render_gate
 from agenteval.report.markdown import render_gate_markdown
 from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd, safe
 from agenteval.rundir import RUN_FILES
-from agenteval.summary.model import Summary
+from agenteval.summary.model import ScorerSummary, Summary
 
-__all__ = ["parse_max_drop", "register", "render_comparison", "render_gate", "run_gate"]
+__all__ = [
+    "gate_runs",
+    "parse_max_drop",
+    "register",
+    "render_comparison",
+    "render_gate",
+    "run_gate",
+]
 
 
 def register(sub: Any) -> None:
@@ -129,7 +144,7 @@ def run_gate(args: argparse.Namespace) -> int:
     runs = [("baseline run", args.baseline), ("candidate run", args.candidate)]
     for _, run_dir in runs:  # never onto either run's own files, nor onto a run
         check_out_files(outs, runs, protected_dir=run_dir, protected_names=RUN_FILES)
-    result = compare_runs(
+    result, notes = gate_runs(
         args.baseline,
         args.candidate,
         alpha=args.alpha,
@@ -154,8 +169,59 @@ def run_gate(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_IO
-    render_gate(result, console_for(args))
+    console = console_for(args)
+    for line in notes:
+        console.print(line, markup=False, highlight=False)
+    render_gate(result, console)
     return result.exit_code
+
+
+def gate_runs(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    allow_dataset_change: bool = False,
+    **options: Any,
+) -> tuple[GateResult, list[str]]:
+    """:func:`~agenteval.gate.compare_runs`, over the candidate's case selection when it
+    was made with one, and the lines saying which run was a selection.
+
+    When the candidate is a selection of the baseline's dataset (same dataset hash) and
+    the only baseline cases it lacks are cases its selection left out, the runs are compared
+    on the cases they share (``allow_dataset_change`` for those cases only): a selected case
+    with no trial in the candidate is still missing and blocks.
+    """
+    from agenteval.dataset.selection import describe_selection
+    from agenteval.rundir import read_header
+    from agenteval.summary.sources import case_ids
+
+    result = compare_runs(baseline, candidate, allow_dataset_change=allow_dataset_change, **options)
+    heads = {"baseline": read_header(baseline), "candidate": read_header(candidate)}
+    notes = []
+    for role, h in heads.items():
+        sel = h.settings.get("selection")
+        if isinstance(sel, dict):
+            notes.append(
+                f"selection: the {role} run is a selection of its dataset"
+                f" ({describe_selection(sel)}); the gate compares the cases both runs have"
+            )
+    b, c = heads["baseline"], heads["candidate"]
+    missing = result.coverage.missing if result.coverage is not None else []
+    if (
+        missing
+        and not allow_dataset_change
+        and isinstance(c.settings.get("selection"), dict)
+        and b.dataset.sha256 is not None
+        and b.dataset.sha256 == c.dataset.sha256
+    ):
+        selected = set(case_ids(candidate))
+        if not any(cid in selected for cid in missing):
+            result = compare_runs(baseline, candidate, allow_dataset_change=True, **options)
+            notes.append(
+                f"selection: {len(missing)} baseline case(s) the candidate's selection left"
+                " out are not compared (not counted missing)"
+            )
+    return result, notes
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -186,21 +252,33 @@ def render_comparison(labels: list[str], summaries: list[Summary], console: Cons
     row("failed trials", [str(s.failed) for s in summaries])
     names = list(dict.fromkeys(n for s in summaries for n in s.scorers))
     for n in names:
-        cells = []
-        for s in summaries:
-            ss = s.scorers.get(n)
-            if ss is None:
-                cells.append("–")
-            elif ss.binary:
-                cells.append(f"{fmt_rate(ss.pass_rate)} (n={ss.applicable})")
-            else:
-                cells.append(f"{fmt_num(ss.mean)} (n={ss.applicable})")
-        row(safe(n, 40), cells)
+        if all(s.scorers[n].applicable == 0 for s in summaries if n in s.scorers):
+            continue  # applied nowhere: a row of dashes
+        row(safe(n, 40), [_scorer_cell(s.scorers.get(n)) for s in summaries])
     row("latency p50", [fmt_s(s.latency.total.p50) for s in summaries])
     row("latency p95", [fmt_s(s.latency.total.p95) for s in summaries])
     row("cost total", [fmt_usd(s.cost.total_usd) for s in summaries])
     row("cost per correct", [fmt_usd(s.cost.per_correct_usd) for s in summaries])
     console.print(t)
     console.print(
-        Text("pass/fail scorers show the pass rate, graded ones the mean; no test is run.")
+        Text(
+            "pass/fail scorers show the pass rate, graded ones the mean, each with its 95%"
+            " interval (Wilson for rates, t for means) and n; no test is run; scorers that"
+            " applied to no case are left out."
+        )
     )
+
+
+def _scorer_cell(ss: ScorerSummary | None) -> str:
+    """``80.0% [62.1–91.0%] n=20`` or ``0.712 [0.640–0.784] n=20``; ``–`` when absent."""
+    if ss is None:
+        return "–"
+    if ss.applicable == 0:
+        return "– n=0"
+    if ss.binary:
+        ci = ss.pass_rate_ci
+        band = f" [{100 * ci.low:.1f}–{100 * ci.high:.1f}%]" if ci else ""
+        return f"{fmt_rate(ss.pass_rate)}{band} n={ss.applicable}"
+    ci = ss.mean_ci
+    band = f" [{fmt_num(ci.low)}–{fmt_num(ci.high)}]" if ci else ""
+    return f"{fmt_num(ss.mean)}{band} n={ss.applicable}"

@@ -5,6 +5,9 @@ existing run without calling the agent. The new run keeps every score of the old
 adds ``judge_<rubric>`` per rubric (a score of that name already in the run is replaced).
 Its header has ``kind: judge`` and ``source_run``; the cases snapshot is copied.
 
+--tag, --where, --cases/--cases-file and --sample judge only the selected cases' trials
+(docs/selection.md); the new run holds only those and records the selection.
+
 ``agenteval judge-agreement LABELS.jsonl --rubric NAME`` judges human-labelled items and
 reports accuracy, Cohen's kappa, the confusion matrix and every disagreement.
 
@@ -33,6 +36,11 @@ from agenteval._util.outpaths import check_out_dir
 from agenteval.cases.case import Case
 from agenteval.cli._common import console_for, finish_run, plain
 from agenteval.cli._executor_args import executor_from_args
+from agenteval.cli._selection_args import (
+    add_selection_args,
+    select_run_cases,
+    selection_from_args,
+)
 from agenteval.cli.cache_args import add_cache_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.judge_parallel import judged_scores
@@ -70,6 +78,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="NEW_RUN_DIR", help="run directory to create")
     p.add_argument("--quiet", action="store_true", help="no summary on stdout")
     add_judge_args(p, required=True)
+    add_selection_args(p)
     from agenteval.cli._executor_args import add_executor_args
 
     add_executor_args(p)
@@ -141,6 +150,16 @@ def run_judge(args: argparse.Namespace) -> int:
     for rec in iter_trials(src):  # validate before writing anything
         if rec.case_id not in cases:
             raise InputError(f"trial for unknown case '{rec.case_id}'", file=src / "trials.jsonl")
+    sel = selection_from_args(args)
+    settings, snapshot = old.settings, cases_path(src).read_bytes()
+    if sel is not None:  # only the selected cases' trials (docs/selection.md)
+        from agenteval.dataset import canonical_case_json
+
+        chosen, settings = select_run_cases(
+            sel, cases, old, parallel=executor_from_args(args) is not None
+        )
+        cases = {c.id: c for c in chosen}
+        snapshot = "".join(canonical_case_json(c) + "\n" for c in chosen).encode("utf-8")
     judge = Judge(config)
     scorers = [s for s in old.scorers if s.name not in judge.names] + judge.specs
     header = RunHeader(
@@ -149,7 +168,7 @@ def run_judge(args: argparse.Namespace) -> int:
         dataset=old.dataset,
         scorers=scorers,
         prices=old.prices,
-        settings={**old.settings, "judge": judge.describe()},
+        settings={**settings, "judge": judge.describe()},
         source_run=str(src),
     )
     console = console_for(args)
@@ -161,13 +180,14 @@ def run_judge(args: argparse.Namespace) -> int:
 
     async def go(writer: RunWriter) -> None:
         async with judge:
-            await _judge_records(judge, iter_trials(src), cases, writer, config.concurrency * 2)
+            records = (r for r in iter_trials(src) if r.case_id in cases)
+            await _judge_records(judge, records, cases, writer, config.concurrency * 2)
 
     created = not out.exists()
     with writing_run(out / TRIALS, "the new run was removed: judge again"):
         try:
             with RunWriter.create(out, header, command="agenteval judge") as writer:
-                (out / "cases.jsonl").write_bytes(cases_path(src).read_bytes())
+                (out / "cases.jsonl").write_bytes(snapshot)
                 if executor is None:
                     asyncio.run(go(writer))
                 else:

@@ -15,8 +15,13 @@ scorer, or replaces the recorded one of the same name. A run that recorded no sc
 the built-in ones. Scores the new scorers do not produce (an LLM judge's, a scorer whose
 import path was not recorded or not trusted) are carried over unchanged.
 
+--tag, --where, --cases/--cases-file and --sample rescore only the selected cases of the run
+(docs/selection.md): the new run holds those cases and their trials, and records the
+selection in run.json (a selection of a selection keeps the first under
+``selection.within``).
+
 --processes N (or --executor ray) scores on worker processes and writes the same lines;
-exit code 6 when every worker was lost (the new run is removed).
+exit code 6 when every worker was lost (the new run is removed); not with a selection.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 
 from agenteval._util.gc import frozen_heap
 from agenteval._util.outpaths import check_out_dir
+from agenteval.cases.case import Case
 from agenteval.cli._common import (
     add_scorer_args,
     console_for,
@@ -38,6 +44,12 @@ from agenteval.cli._common import (
     scorer_overrides,
 )
 from agenteval.cli._executor_args import executor_from_args
+from agenteval.cli._selection_args import (
+    add_selection_args,
+    select_run_cases,
+    selection_from_args,
+)
+from agenteval.dataset import canonical_case_json
 from agenteval.errors import InputError, writing_run
 from agenteval.rundir import (
     CASES,
@@ -48,7 +60,7 @@ from agenteval.rundir import (
     iter_trials,
     read_header,
 )
-from agenteval.rundir.cases import RunCases
+from agenteval.rundir.cases import RunCases, load_run_cases
 from agenteval.rundir.lock import refuse_if_being_written
 from agenteval.scorers.config import rebuild_scorers
 from agenteval.scoring.apply import Scorers
@@ -70,6 +82,7 @@ def register(sub: Any) -> None:
         help="import the custom scorers run.json names (module:fn) and recompute them;"
         " this runs code the run file names: only for runs you trust",
     )
+    add_selection_args(p)
     add_scorer_args(p)
     from agenteval.cli._executor_args import add_executor_args
 
@@ -88,6 +101,13 @@ def run(args: argparse.Namespace) -> int:
     for note in rebuilt.notes:
         print(f"agenteval: rescore: {note}", file=sys.stderr, flush=True)
     scorers = rebuilt.scorers
+    sel = selection_from_args(args)
+    keep: list[Case] | None = None
+    settings = old.settings
+    if sel is not None:
+        keep, settings = select_run_cases(
+            sel, load_run_cases(src), old, parallel=executor_from_args(args) is not None
+        )
     cases = RunCases(src)
     try:
         header = RunHeader(
@@ -96,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             dataset=old.dataset,
             scorers=rebuilt.specs,
             prices=old.prices,
-            settings=old.settings,
+            settings=settings,
             source_run=str(src),
         )
         created = not out.exists()
@@ -104,11 +124,18 @@ def run(args: argparse.Namespace) -> int:
             writer = RunWriter.create(out, header, command="agenteval rescore")
             try:
                 with writer:
-                    shutil.copyfile(cases.path, out / CASES)
+                    if keep is None:
+                        shutil.copyfile(cases.path, out / CASES)
+                    else:
+                        (out / CASES).write_text(
+                            "".join(canonical_case_json(c) + "\n" for c in keep),
+                            encoding="utf-8",
+                        )
                     executor = executor_from_args(args)
                     if executor is None:
                         live = live_summary(writer)  # reads the tags of the snapshot just copied
-                        _rescore(src, writer, cases, scorers)
+                        ids = None if keep is None else {c.id for c in keep}
+                        _rescore(src, writer, cases, scorers, ids)
                     else:  # workers score and say what each trial adds to the summary
                         from agenteval.cli.rescore_parallel import rescore_parallel
 
@@ -126,14 +153,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rescore(src: Path, writer: RunWriter, cases: RunCases, scorers: Scorers) -> None:
-    """One pass: each trial is checked, scored and written; bad input raises InputError."""
+def _rescore(
+    src: Path, writer: RunWriter, cases: RunCases, scorers: Scorers, ids: set[str] | None
+) -> None:
+    """One pass: each trial is checked, scored and written (only those of the cases ``ids``
+    when given); bad input raises InputError."""
     trials_file = src / TRIALS
     apply, append, get = scorers.apply, writer.append, cases.get
     with frozen_heap():
         for rec in iter_trials(src):
             if rec.case_id not in cases:
                 raise InputError(f"trial for unknown case '{rec.case_id}'", file=trials_file)
+            if ids is not None and rec.case_id not in ids:
+                continue
             scores = apply(get(rec.case_id), rec)
             for name, s in rec.scores.items():
                 scores.setdefault(name, s)

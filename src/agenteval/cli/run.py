@@ -2,7 +2,10 @@
 
 The agent is one of: ``--agent package.module:function`` (a Python callable),
 ``--endpoint URL --model NAME`` (an OpenAI-compatible chat endpoint, black box), or
-``--http-config FILE`` (any HTTP/JSON endpoint). The dataset is validated completely before
+``--http-config FILE`` (any HTTP/JSON endpoint). Several ``--model`` or ``--agent`` values,
+or ``--matrix FILE``, run a matrix: one run per cell under ``--out DIR/<cell>``, then the
+cells side by side and, with ``--baseline-cell NAME``, the gate of every other cell against
+it (docs/selection.md). The dataset is validated completely before
 the agent is called once. Trials are appended to RUN_DIR/trials.jsonl as they finish, so
 ``--resume`` continues a run that was interrupted or killed.
 
@@ -15,7 +18,9 @@ Exit codes: 0 done; 2 unusable input; 4 no trial got an answer, or the share of 
 trials is above --max-failure-rate (the summary is written); 5 the run could not be
 written (disk full, permission denied: what was written is kept, --resume continues);
 6 every worker was lost (--processes, --executor ray: what was written is kept, --resume
-continues); 130/143/129 interrupted.
+continues); 130/143/129 interrupted. A matrix with a baseline cell exits with the gate's
+code (1 a cell is blocked, else 3 a cell is underpowered, else 0); without one, with the first
+non-zero code of its cells' runs.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from agenteval.cli._common import (
     render_summary,
     say,
 )
+from agenteval.cli._selection_args import add_selection_args, selection_from_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.user_args import add_user_args, user_from_args
 from agenteval.errors import EXIT_NO_ANSWERS, InputError
@@ -62,13 +68,18 @@ def register(sub: Any) -> None:
     a = p.add_argument_group("agent under test (choose one)")
     a.add_argument(
         "--agent",
+        action="append",
         metavar="MODULE:FN",
         help="a Python callable taking the case, as package.module:fn or path/to/file.py:fn,"
         " or 'tool-loop' (the built-in tool-calling agent: --endpoint/--model plus"
-        " --tools/--mcp)",
+        " --tools/--mcp); several: a matrix, one run per agent",
     )
     a.add_argument("--endpoint", metavar="BASE_URL", help="OpenAI-compatible base URL (.../v1)")
-    a.add_argument("--model", help="model name for --endpoint")
+    a.add_argument(
+        "--model",
+        action="append",
+        help="model name for --endpoint; several: a matrix, one run per model",
+    )
     a.add_argument("--http-config", metavar="FILE", help="generic HTTP/JSON agent config")
     a.add_argument(
         "--api-key-env",
@@ -115,11 +126,28 @@ def register(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="extra request parameter for --endpoint, e.g. temperature=0 (repeatable)",
     )
+    mx = p.add_argument_group("matrix (docs/selection.md)")
+    mx.add_argument(
+        "--matrix",
+        metavar="FILE",
+        help="YAML: agents/options x parameters (axes: every combination, or cells: a"
+        " list); one run per cell under --out DIR/<cell>",
+    )
+    mx.add_argument(
+        "--baseline-cell",
+        metavar="NAME",
+        help="gate every other cell of the matrix against this one (exit code: the gate's)",
+    )
     r = p.add_argument_group("running")
     r.add_argument("--concurrency", type=_positive_int, default=8, help="trials at once (8)")
     r.add_argument("--timeout", type=_positive_float, metavar="S", help="per-trial timeout")
     r.add_argument("--repeats", type=_positive_int, default=1, metavar="K", help="trials per case")
-    r.add_argument("--limit", type=_positive_int, metavar="N", help="only the first N cases")
+    r.add_argument(
+        "--limit",
+        type=_positive_int,
+        metavar="N",
+        help="only the first N cases (of the selection, with the options below)",
+    )
     r.add_argument("--max-retries", type=_nonneg_int, default=4, help="per request (4)")
     r.add_argument(
         "--retry-base",
@@ -143,7 +171,12 @@ def register(sub: Any) -> None:
     )
     r.add_argument("--resume", action="store_true", help="continue the run in --out")
     r.add_argument("--prices", metavar="FILE", help="price table (YAML/JSON) per 1M tokens")
-    r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+    r.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar, only the summary (a matrix: only its table)",
+    )
+    add_selection_args(p)
     add_scorer_args(p)
     add_judge_args(p)
     add_user_args(p)
@@ -291,6 +324,32 @@ def retry_policy(args: argparse.Namespace) -> RetryPolicy:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agenteval.cli._matrix import matrix_from_args  # also makes --model/--agent single
+
+    if args.judge_endpoint and not args.rubric and not args.benchmark:
+        raise InputError(
+            "--judge-endpoint without --rubric: no judge would run; add --rubric NAME"
+            " (correctness, groundedness, ... or a template file)"
+        )
+
+    matrix = matrix_from_args(args)
+    if matrix is not None:
+        from agenteval.cli._matrix import run_matrix
+
+        if not args.dataset:
+            raise InputError("give a DATASET file")
+        dataset = Path(args.dataset)
+
+        def run_cell(ns: argparse.Namespace, agent: Agent, out: Path, extra: dict[str, Any]) -> int:
+            scorers = build_scorers(ns)
+            return run_session(ns, dataset=dataset, agent=agent, scorers=scorers, out=out,
+                               extra_settings=extra, show=not ns.quiet)  # fmt: skip
+
+        out = Path(args.out or f"runs/matrix-{datetime.now(UTC):%Y%m%d-%H%M%S}")
+        return run_matrix(
+            matrix, args, out, build_agent=build_agent, run_cell=run_cell,
+            console=console_for(args),
+        )  # fmt: skip
     if args.benchmark:
         from agenteval.cli._run_benchmarks import run_benchmarks  # suites load when asked for
 
@@ -312,10 +371,12 @@ def run_session(
     scorers: Scorers,
     out: Path,
     extra_settings: dict[str, Any] | None = None,
+    show: bool = True,
 ) -> int:
     """Run one evaluation as the ``run`` options describe; return the exit code.
 
-    Shared by ``run`` and ``run --benchmark`` (one call per suite).
+    Shared by ``run``, ``run --benchmark`` (one call per suite) and a matrix (one call per
+    cell; ``show=False``: no summary, the matrix prints its table).
     """
     agent = cache_args.apply_cache(agent, args)
     from agenteval.cli._executor_args import executor_from_args
@@ -342,6 +403,7 @@ def run_session(
         judge=judge,
         executor=executor_from_args(args),
         user=user_from_args(args),
+        selection=selection_from_args(args),
         extra_settings={
             **(extra_settings or {}),
             "max_retries": args.max_retries,
@@ -369,8 +431,15 @@ def run_session(
     else:
         mode = "lines"
     result = session.run(
-        progress=progress_display(mode), say=say, console=console_for(args), render=render_summary
+        progress=progress_display(mode),
+        say=say,
+        console=console_for(args) if show else None,
+        render=render_summary,
     )
+    if session.selected is not None:
+        from agenteval.dataset.selection import describe_selection
+
+        print(f"agenteval: selection: {describe_selection(session.selected)}", file=sys.stderr)
     receiver = getattr(agent, "receiver", None)
     if receiver is not None:  # what the OTLP receiver attributed and dropped
         print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)

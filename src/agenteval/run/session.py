@@ -27,6 +27,7 @@ from agenteval._util.secrets import redact_mapping
 from agenteval.agents.base import Agent
 from agenteval.cases.case import Case
 from agenteval.dataset import scan_dataset
+from agenteval.dataset.selection import Selection
 from agenteval.errors import InputError, RunWriteError
 from agenteval.run.finish import Render, finish_run, live_summary
 from agenteval.run.runner import (
@@ -131,6 +132,12 @@ class Session:
     user: SimulatedUser | None = None
     """The simulated user (agenteval.conversation.users) for cases with a ``user`` block."""
 
+    selection: Selection | None = None
+    """Which cases run (:mod:`agenteval.dataset.selection`; ``limit`` then takes the first
+    of them); recorded in ``run.json`` as ``settings.selection``, part of the fingerprint."""
+    _selected: dict[str, Any] | None = None
+    """``settings.selection`` as the dataset pass found it (the parts, ``selected``, ``of``)."""
+
     def __post_init__(self) -> None:
         from agenteval.conversation.agent import ConversationAgent
 
@@ -164,8 +171,14 @@ class Session:
 
             self._job = run_job_spec(self.agent, self.scorers, self.judge, self.settings)
         if self.resume:
-            ref = scan_dataset(self.dataset)
-            total = min(ref.cases, self.limit) if self.limit else ref.cases
+            if self._selecting:  # the selection's counts are part of what is checked
+                snapshot, ref = self._scan_and_snapshot()
+                snapshot.unlink(missing_ok=True)
+                self._kept = None
+                total = self._selected_count()
+            else:
+                ref = scan_dataset(self.dataset)
+                total = min(ref.cases, self.limit) if self.limit else ref.cases
             new = self._header(ref)
 
             def same_run(old: RunHeader) -> None:
@@ -207,8 +220,24 @@ class Session:
         finally:
             snapshot.unlink(missing_ok=True)
         self.live = live_summary(writer)
-        total = min(ref.cases, self.limit) if self.limit else ref.cases
+        if self._selecting:
+            total = self._selected_count()
+        else:
+            total = min(ref.cases, self.limit) if self.limit else ref.cases
         return OpenedRun(writer, set(), total * self.settings.repeats, [])
+
+    @property
+    def selected(self) -> dict[str, Any] | None:
+        """``settings.selection`` of the run once opened (None: every case, or not opened)."""
+        return self._selected
+
+    @property
+    def _selecting(self) -> bool:
+        return self.selection is not None and not self.selection.empty
+
+    def _selected_count(self) -> int:
+        assert self._selected is not None, "the dataset pass records the selection"
+        return int(self._selected["selected"])
 
     def _scan_and_snapshot(self) -> tuple[Path, DatasetRef]:
         """Read the dataset once: validate every case, check that ids are unique, hash the
@@ -226,23 +255,69 @@ class Session:
         except OSError:
             small = False  # scan_dataset reports the problem
         kept: list[Case] | None = [] if small else None
+        sel = self.selection if self._selecting else None
+        all_ids: list[str] = []
+        strata: list[str] = []  # first tag of each case the filters kept
 
         def snapshot(case: Case, canonical: str) -> None:
             nonlocal written
-            if not self.limit or written < self.limit:
-                f.write(canonical + "\n")  # the case as hashed: defaults left out
-                written += 1
-                if kept is not None:
-                    kept.append(case)
+            if sel is not None:
+                all_ids.append(case.id)
+                if not sel.keeps(case):
+                    return
+                strata.append(case.tags[0] if case.tags else "")
+            elif self.limit and written >= self.limit:
+                return
+            f.write(canonical + "\n")  # the case as hashed: defaults left out
+            written += 1
+            if kept is not None:
+                kept.append(case)
 
         try:
             with open(tmp, "x", encoding="utf-8") as f:
                 ref = scan_dataset(self.dataset, on_case=snapshot)
+            if sel is not None:
+                kept = self._select(sel, tmp, all_ids, strata, kept)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         self._kept = kept
         return tmp, ref
+
+    def _select(
+        self,
+        sel: Selection,
+        tmp: Path,
+        all_ids: list[str],
+        strata: list[str],
+        kept: list[Case] | None,
+    ) -> list[Case] | None:
+        """Keep in the snapshot ``tmp`` (the cases the filters kept) only the sampled ones,
+        then the first ``limit``; record the counts. InputError for unknown ids or when
+        nothing is left."""
+        sel.check_ids(all_ids)
+        chosen = sel.choose_strata(strata)
+        if self.limit:
+            chosen = chosen[: self.limit]
+        if not chosen:
+            raise InputError(
+                f"the selection ({sel.describe()}) keeps none of the {len(all_ids)} cases",
+                file=self.dataset,
+            )
+        self._selected = sel.record(len(chosen), len(all_ids))
+        if len(chosen) == len(strata):
+            return kept
+        wanted = set(chosen)
+        out = tmp.with_name(tmp.name + ".sel")
+        try:
+            with open(tmp, encoding="utf-8") as src, open(out, "x", encoding="utf-8") as dst:
+                for i, line in enumerate(src):
+                    if i in wanted:
+                        dst.write(line)
+            out.replace(tmp)
+        finally:
+            out.unlink(missing_ok=True)
+        return [kept[i] for i in chosen] if kept is not None else None
 
     def _header(self, ref: DatasetRef) -> RunHeader:
         """The header of a new run of this session (also what a resume is checked against)."""
@@ -257,7 +332,12 @@ class Session:
             dataset=ref,
             scorers=scorer_specs,
             prices=self.prices,
-            settings={**self.settings.to_dict(), "limit": self.limit, **self.extra_settings},
+            settings={
+                **self.settings.to_dict(),
+                "limit": self.limit,
+                **({"selection": self._selected} if self._selected is not None else {}),
+                **self.extra_settings,
+            },
         )
         setattr(header, "fingerprint", digest(header))  # noqa: B010 - an extra header field
         return header

@@ -4,8 +4,10 @@ The fingerprint of a run is read from its header (``run.json``): the agent as de
 there (secrets removed; a prompt template as its SHA-256), the judge (model, rubrics,
 temperature, samples, structured output, max tokens), the scorers (each spec by name: the
 order of ``--scorer`` options does not matter), ``repeats``, ``limit`` (a limit at or above
-the number of cases is the same as none: it selects every case), the benchmark name and the
-dataset hash (of the cases, so a relative or absolute spelling of the dataset path is the
+the number of cases is the same as none: it selects every case), the case selection
+(``settings.selection``: ``--tag``, ``--where``, ``--cases``, ``--sample``/``--seed``/
+``--stratify`` and how many cases it kept; a run without one has none), the benchmark name
+and the dataset hash (of the cases, so a relative or absolute spelling of the dataset path is the
 same dataset). Everything else may differ on resume because it changes how hard or how
 fast the run is worked, not what it measures: ``--concurrency``, ``--timeout``,
 ``--request-timeout``, ``--max-retries``, ``--retry-base``, ``--prices``, ``--quiet`` and
@@ -61,6 +63,8 @@ def fingerprint(header: RunHeader) -> dict[str, Any]:
         "benchmark": settings.get("benchmark"),
         "dataset": header.dataset.sha256,
     }
+    if settings.get("selection") is not None:  # absent: the digest of older runs is kept
+        fields["selection"] = settings["selection"]
     # as read back from run.json; the order above is kept (it is the order of a message)
     normalised: dict[str, Any] = json.loads(json.dumps(fields, ensure_ascii=False, default=str))
     return normalised

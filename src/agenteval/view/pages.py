@@ -61,14 +61,33 @@ class RunRow:
     scores: list[tuple[str, str]]
     tags: list[str]
     error: str | None
+    matrix: str = ""
+    """The matrix the run is a cell of (``settings.matrix.name``), "" when none."""
+    cell: str = ""
+    cell_order: int = 0
+    """The cell's place in the matrix (``settings.matrix.cells``)."""
 
 
 def _agent_model(agent: dict[str, Any] | None) -> tuple[str, str]:
+    """How the runs table names the agent and model: a Python agent by its target
+    (``module:fn``, what tells two Python agents apart), others by name or kind."""
     if not agent:
         return "", ""
-    name = agent.get("agent") or agent.get("name") or agent.get("kind") or ""
+    target = agent.get("target") if agent.get("kind") == "python" else None
+    name = target or agent.get("agent") or agent.get("name") or agent.get("kind") or ""
     model = agent.get("model") or ""
     return str(name), str(model)
+
+
+def _matrix_cell(settings: dict[str, Any]) -> tuple[str, str, int]:
+    """(matrix name, cell name, the cell's place among the matrix's cells)."""
+    m = settings.get("matrix")
+    if not isinstance(m, dict):
+        return "", "", 0
+    cell = str(m.get("cell") or "")
+    listed = m.get("cells")
+    cells: list[Any] = listed if isinstance(listed, list) else []
+    return str(m.get("name") or ""), cell, cells.index(cell) if cell in cells else len(cells)
 
 
 def _row(run: RunState) -> RunRow:
@@ -81,6 +100,7 @@ def _row(run: RunState) -> RunRow:
     if state == "finished" and h is not None and h.finished_at is None:
         state = "unfinished"
     agent, model = _agent_model(h.agent if h else None)
+    matrix, cell, order = _matrix_cell(h.settings) if h else ("", "", 0)
     scores: list[tuple[str, str]] = []
     headline = rate = None
     if summary is not None:
@@ -104,19 +124,28 @@ def _row(run: RunState) -> RunRow:
         scores=scores,
         tags=run.all_tags,
         error=reason,
+        matrix=matrix,
+        cell=cell,
+        cell_order=order,
     )
 
 
 def run_rows(runs: list[RunState]) -> dict[str, list[RunRow]]:
     """The runs table grouped by dataset (its hash, else its path; broken runs under
-    ``""``), newest first within a group."""
+    ``""``), newest first within a group; the cells of one matrix over one dataset form
+    their own group (``matrix:NAME:<dataset key>``), in the matrix's cell order."""
     groups: dict[str, list[RunRow]] = {}
     for run in runs:
         r = _row(run)
         key = "" if r.state == "broken" else (r.sha or r.dataset or "(unknown dataset)")
+        if key and r.matrix:
+            key = f"matrix:{r.matrix}:{key}"
         groups.setdefault(key, []).append(r)
-    for rows in groups.values():
-        rows.sort(key=lambda r: r.started, reverse=True)
+    for key, rows in groups.items():
+        if key.startswith("matrix:"):
+            rows.sort(key=lambda r: (r.cell_order, r.started))
+        else:
+            rows.sort(key=lambda r: r.started, reverse=True)
     return dict(sorted(groups.items(), key=lambda kv: (kv[0] == "", kv[0])))
 
 
