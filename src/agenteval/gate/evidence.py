@@ -148,9 +148,12 @@ def cannot_tell(c: ScorerComparison, alpha: float, level: float, ids: str) -> st
     else:
         conf = f"{100 * (1 - alpha):.0f}%"
         why = f"the {conf} bound on the drop, {bound}, is above the allowed {allowed}"
-    need = cases_to_settle(drop, c.drop_se, n, c.allowed_drop, alpha, level)
-    if need is not None and c.paired and c.kind == "pass/fail" and drop > c.allowed_drop:
-        need = max(need, _mcnemar_cases(len(c.newly_failing), len(c.newly_passing), n, level))
+    if c.paired and c.kind == "pass/fail" and drop > c.allowed_drop + EPS:
+        need: int | None = _mcnemar_cases(len(c.newly_failing), len(c.newly_passing), n, level)
+    elif c.drop_se <= 0 and drop > c.allowed_drop + EPS:  # every case moved the same way
+        need = max(n + 1, stats.min_discordant_to_reject(level))
+    else:
+        need = cases_to_settle(drop, c.drop_se, n, c.allowed_drop, alpha, level)
     c.cases_to_settle = need
     more = (
         f"about {need} cases would settle it"

@@ -223,7 +223,8 @@ def _cannot_tell(r: GateResult, f: FailureComparison, cov: CoverageComparison) -
         out.append(
             f"failed trials: {f.baseline_failed} -> {f.candidate_failed} cases"
             + (f" (new: {ids(f.newly_failed)})" if f.newly_failed else "")
-            + f"; not significant (Holm p={f.p_adjusted:.3g}), and no evidence there is no rise"
+            + f"; cannot tell: a rise, but not significant (Holm p={f.p_adjusted:.3g} >"
+            f" alpha={r.alpha:g})"
         )
     if not cov.settled:
         out.append(
@@ -233,7 +234,8 @@ def _cannot_tell(r: GateResult, f: FailureComparison, cov: CoverageComparison) -
                 if cov.newly_unanswered
                 else ""
             )
-            + f"; not significant (Holm p={cov.p_adjusted:.3g}), and no evidence there is no fall"
+            + f"; cannot tell: a fall, but not significant (Holm p={cov.p_adjusted:.3g} >"
+            f" alpha={r.alpha:g})"
         )
     return out
 

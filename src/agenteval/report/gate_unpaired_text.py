@@ -77,7 +77,7 @@ def worse_lines(r: GateResult) -> list[str]:
 def verdict_lines(r: GateResult) -> list[str]:
     """After the verdict: its reasons, each check that cannot tell, the policies."""
     out = list(r.reasons)
-    out += [f"cannot tell: {line}" for line in r.cannot_tell]
+    out += r.cannot_tell
     out += [f"policy: {p.says}" for p in r.policies if not p.blocks]
     if r.allow_underpowered and r.verdict == "INCONCLUSIVE":
         out.append("exit 0: INCONCLUSIVE allowed by --allow-inconclusive")
