@@ -43,9 +43,8 @@ def t_upper(alpha: float, df: int) -> float:
     if df == 1:
         return math.tan(math.pi * (0.5 - alpha))
     if df == 2:
-        q = 1 - alpha
-        return (2 * q - 1) / math.sqrt(2 * q * (1 - q))
-    z = NormalDist().inv_cdf(1 - alpha)
+        return (1 - 2 * alpha) / math.sqrt(2 * alpha * (1 - alpha))
+    z = -NormalDist().inv_cdf(alpha)  # not inv_cdf(1 - alpha): 1 - 1e-310 is 1.0
     g1 = (z**3 + z) / 4
     g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
     g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
@@ -99,7 +98,7 @@ def cases_to_settle(
     gap = drop - allowed
     if sd <= 0 or abs(gap) < EPS:
         return None
-    z = NormalDist().inv_cdf(1 - (level if gap > 0 else alpha))
+    z = -NormalDist().inv_cdf(level if gap > 0 else alpha)
     return max(n + 1, math.ceil((z * sd / abs(gap)) ** 2))
 
 
