@@ -90,7 +90,7 @@ def verdicts(
     agent: str, n: int, drop: float, sims: int, seed: int, max_drop: float = 0.0
 ) -> tuple[Counter[str], Counter[str]]:
     """(after, before) verdict counts over ``sims`` simulated pairs."""
-    rng = random.Random(hash((agent, n, drop, seed)) & 0xFFFFFFFF)
+    rng = random.Random(f"{agent}|{n}|{drop}|{seed}")  # a str seed: the same in every process
     after: Counter[str] = Counter()
     old: Counter[str] = Counter()
     drops = {"s": max_drop} if max_drop else None
