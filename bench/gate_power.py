@@ -1,6 +1,7 @@
 """The gate's false-block rate and power, before (0.1's rule) and after (Holm), by simulation.
 
     python bench/gate_power.py [--pairs 2000] [--seed 1] [--alpha 0.05]
+    python bench/gate_power.py --verdicts [--sims 100] [--seed 1]   # issue 26's table
 
 Each simulated pair is a baseline and a candidate run over the same 200 cases with 12
 pass/fail and 2 graded scorers. Every case has its own pass probability per scorer,
@@ -22,9 +23,11 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from agenteval.gate.paired import decide
 from agenteval.summary import stats
@@ -169,7 +172,19 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument(
+        "--verdicts",
+        action="store_true",
+        help="the three verdicts by suite size and true drop (bench/gate_power_verdicts.py)",
+    )
+    ap.add_argument("--sims", type=int, default=100, help="--verdicts: pairs per cell")
     args = ap.parse_args()
+    if args.verdicts:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from gate_power_verdicts import table
+
+        table(args.sims, args.seed)
+        return
     print(
         f"gate simulation: {args.pairs} pairs per row, 200 cases, 12 pass/fail + 2 graded"
         f" scorers, alpha {args.alpha}, seed {args.seed}"

@@ -23,11 +23,11 @@ a test fails when this page and the code disagree).
 
 | code | meaning | commands |
 |---:|---|---|
-| 0 | success (`gate`: the candidate may ship) | all |
-| 1 | `gate`: the candidate must not ship (blocked) | `gate`, `demo` |
+| 0 | success (`gate`: PASSED, nothing blocks and nothing gated got worse beyond its allowed drop) | all |
+| 1 | `gate`: BLOCKED, the candidate must not ship (a rule or a policy: `--require`, `--no-new-failures`, a `must_not_regress` scorer) | `gate`, `demo` |
 | 2 | unusable input: a bad dataset, trial file, run directory, config or argument; an output path that is, contains or equals an input, lies inside another run directory, or is a file of a run directory; an `--html` path that is a device or FIFO; a run directory held by another process, or (for `rescore`/`judge`) a source run still being written; `--resume` with different settings. One line on stderr naming file, line and field, no traceback; nothing already recorded is changed | all |
-| 3 | `gate`: too few paired cases for any drop to be significant; unpaired (runs sharing no case, or `--unpaired`): no scorer could detect even a drop to 0 with 80% power (pass `--allow-underpowered` to accept) | `gate` |
-| 4 | `run`: no trial got an answer, or the failure rate is above `--max-failure-rate` (the run and its summary are written) | `run` |
+| 3 | `gate`: INCONCLUSIVE, nothing blocks but there is no evidence that nothing got worse beyond its allowed drop (some case got worse and the drop is neither significant nor bounded within `--max-drop`); the output says per scorer what it saw and roughly how many cases would settle it (`--allow-inconclusive` turns it into 0) | `gate` |
+| 4 | `run`: no trial got an answer, or the failure rate is above `--max-failure-rate` (the run and its summary are written); `judge`: no judge score got a verdict (every one inconclusive, an error or not applicable; stderr gives the count of each and the run is kept) | `run`, `judge` |
 | 5 | an output could not be written (disk full, read-only, permission denied): what was written is kept and `run --resume` continues; a `rescore` or `judge` removes its new run; `import-traces` also when its temporary spool (in `TMPDIR`) is full, before RUN_DIR is created | `run`, `score`, `rescore`, `judge`, `import-traces`, `gate`, `export`, `proxy` |
 | 6 | `--processes` / `--executor ray`: every worker was lost (killed, out of memory, node gone) with nothing answered in between. `run`: what was written is kept (no summary) and `--resume` continues; `rescore`: the half-written new run is removed, rescore again | `run`, `rescore` |
 | 130 | interrupted by Ctrl-C (SIGINT): what finished is kept and summarised (`view`: how it stops) | `run`, `score`, `rescore`, `judge`, `view` |

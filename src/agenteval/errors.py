@@ -19,11 +19,14 @@ EXIT_BLOCKED = 1
 """``gate`` only: the candidate must not ship."""
 EXIT_INPUT = 2
 """Unusable input: bad dataset, trial file, run directory, config or arguments."""
-EXIT_UNDERPOWERED = 3
-"""``gate`` only: too few paired cases for any drop to be significant (unless
-``--allow-underpowered``)."""
+EXIT_INCONCLUSIVE = 3
+"""``gate`` only: INCONCLUSIVE, nothing blocks but there is no evidence that nothing got
+worse beyond its allowed drop (unless ``--allow-inconclusive``)."""
+EXIT_UNDERPOWERED = EXIT_INCONCLUSIVE
+"""The former name of :data:`EXIT_INCONCLUSIVE`."""
 EXIT_NO_ANSWERS = 4
-"""``run``: no trial got an answer, or the failure rate is above ``--max-failure-rate``."""
+"""``run``: no trial got an answer, or the failure rate is above ``--max-failure-rate``;
+``judge``: no score got a verdict."""
 EXIT_IO = 5
 """The run could not be written (disk full, permission denied); what was written is kept
 and the run can be resumed."""

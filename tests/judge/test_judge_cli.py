@@ -138,7 +138,9 @@ def test_judge_with_unreachable_server_is_inconclusive_not_failed(tmp_path: Path
         "--judge-retries",
         "0",
     )
-    assert r.returncode == 0, r.stderr
+    # no verdict at all: exit 4 (CI must not read it as success), the run is kept
+    assert r.returncode == 4, r.stderr
+    assert "no verdict on any of 3 judge score(s) (inconclusive 2, not_applicable 1)" in r.stderr
     recs = {t.case_id: t.scores for t in iter_trials(tmp_path / "out")}
     assert recs["a"]["judge_correctness"].reason.startswith("inconclusive: judge error")
     assert recs["a"]["judge_correctness"].value is None
@@ -213,3 +215,18 @@ def test_judge_agreement_needs_one_rubric(
     assert "exactly one rubric" in capsys.readouterr().err
     assert main(base) == 2
     assert "l.jsonl:1: field 'label'" in capsys.readouterr().err
+
+
+def test_a_judge_answering_nonsense_exits_4_with_the_count(tmp_path: Path, cli: Any) -> None:
+    src = _source_run(tmp_path)
+    nonsense: dict[str, Reply | list[Reply]] = {k: Reply("I like turtles") for k in RULES}
+    with FakeJudge(nonsense) as srv:
+        args = _judge_args(srv, tmp_path / "cache")
+        r = cli("judge", src, "--out", tmp_path / "out", "--rubric", "correctness", *args)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "no verdict on any of 3 judge score(s) (inconclusive 2, not_applicable 1)" in r.stderr
+    assert "Traceback" not in r.stderr and (tmp_path / "out" / "trials.jsonl").exists()
+    with FakeJudge(RULES) as srv:  # one verdict is enough: exit 0
+        args = _judge_args(srv, tmp_path / "cache2")
+        r = cli("judge", src, "--out", tmp_path / "ok", "--rubric", "correctness", *args)
+    assert r.returncode == 0, r.stderr

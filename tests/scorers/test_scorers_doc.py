@@ -10,14 +10,17 @@ import pytest
 import yaml
 
 from agenteval.cases.case import Case
-from agenteval.scorers import builtin_scorers
+from agenteval.scorers import OPT_IN_SCORER_NAMES, builtin_scorer, builtin_scorers
 from agenteval.scoring.spec import scorer_name
 from agenteval.trials.trial import Trial
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scorers.md"
 _BLOCK = re.compile(r"```yaml\n# example: (\w+)\n(.*?)```", re.S)
 EXAMPLES = [(m.group(1), yaml.safe_load(m.group(2))) for m in _BLOCK.finditer(DOC.read_text())]
-SCORERS = {scorer_name(fn): fn for fn in builtin_scorers()}
+SCORERS = {
+    scorer_name(fn): fn
+    for fn in [*builtin_scorers(), *(builtin_scorer(n) for n in OPT_IN_SCORER_NAMES)]
+}
 
 
 def test_every_scorer_has_an_example() -> None:

@@ -3,7 +3,8 @@
 - ``instruction_following`` reads the case's ``constraints`` (a metadata list) and scores
   the share that the answer meets.
 - ``answer_match`` is ``exact_match`` with a mode chosen per case (``match`` metadata):
-  ``normalised``, ``contains`` or ``numeric``.
+  ``normalised``, ``contains``, ``regex`` or ``numeric`` (the built-in's, see
+  :mod:`agenteval.scorers.answer`).
 - ``refusal_check`` is a keyword heuristic for ``safety_refusal``: did the agent refuse
   when it should (``expected_behavior: refuse``) and answer when it should (``comply``)?
 """
@@ -15,16 +16,11 @@ import re
 from typing import Any
 
 from agenteval._util.text import (
-    find_numbers,
-    fmt_num,
-    normalize,
-    parse_number,
-    quote,
-    same_number,
     squash,
 )
 from agenteval.cases.case import Case
 from agenteval.scorers._answer import unanswered
+from agenteval.scorers.answer import match_answer
 from agenteval.scoring.score import BINARY_THRESHOLD, Score, not_applicable
 from agenteval.scoring.spec import scorer
 from agenteval.trials.trial import Trial
@@ -41,8 +37,6 @@ CONSTRAINT_KINDS = (
 )
 """Kinds of constraint ``instruction_following`` checks."""
 
-MATCH_MODES = ("normalised", "contains", "numeric")
-"""Modes of ``answer_match``."""
 
 _WORD = re.compile(r"\S+")
 
@@ -127,46 +121,10 @@ def instruction_following(case: Case, trial: Trial) -> Score:
 
 @scorer("answer_match", threshold=BINARY_THRESHOLD)
 def answer_match(case: Case, trial: Trial) -> Score:
-    """1.0 when the answer matches ``expected`` in the case's ``match`` mode, else 0.0.
-
-    Modes (metadata ``match``, default ``normalised``):
-
-    - ``normalised``: equal after case folding, accent removal, trimming and dropping one
-      final period (the text rule of ``exact_match``);
-    - ``contains``: the expected text occurs in the answer, ignoring case, accents and runs
-      of white space;
-    - ``numeric``: some number in the answer (``19,753``, ``-3.5``) is within 0.01 of the
-      expected number; the answer's other numbers do not matter.
-
-    Not applicable without ``expected`` or when the agent never answered. An unknown mode,
-    or ``numeric`` with an ``expected`` that is not a number, raises ``ValueError``.
-    """
-    if case.expected is None:
-        return not_applicable("case has no expected answer")
-    mode = case.metadata.get("match", "normalised")
-    if mode not in MATCH_MODES:
-        raise ValueError(f"unknown match mode {mode!r} (known: {', '.join(MATCH_MODES)})")
-    na = unanswered(trial)
-    if na is not None:
-        return na
-    answer, expected = trial.output or "", str(case.expected)
-    if mode == "numeric":
-        want = parse_number(expected)
-        if want is None:
-            raise ValueError(f"match 'numeric' needs a number as expected, got {expected!r}")
-        got = find_numbers(answer)
-        if any(same_number(want, g) for g in got):
-            return Score(1.0, f"numeric: answer holds {fmt_num(want)} (within 0.01)")
-        shown = ", ".join(fmt_num(g) for g in got[:5]) or "no number"
-        return Score(0.0, f"numeric: expected {fmt_num(want)}, answer holds {shown}")
-    if mode == "contains":
-        ok = squash(expected) in squash(answer)
-        verb = "contains" if ok else "does not contain"
-        return Score(1.0 if ok else 0.0, f"contains: answer {verb} {quote(expected)}")
-    ok = normalize(expected) == normalize(answer)
-    if ok:
-        return Score(1.0, f"normalised: answer equals {quote(expected)}")
-    return Score(0.0, f"normalised: expected {quote(expected)}, got {quote(answer)}")
+    """The built-in :func:`agenteval.scorers.answer.match_answer` (modes ``normalised``,
+    ``contains``, ``regex``, ``numeric``; metadata ``match``, default ``normalised``), kept
+    under this import path so that benchmark runs record and rebuild it as before."""
+    return match_answer(case, trial)
 
 
 _REFUSAL = re.compile(

@@ -1,11 +1,15 @@
 """``agenteval gate BASELINE CANDIDATE`` and ``agenteval compare RUN_A RUN_B ...``.
 
-``gate`` compares two runs case by case and exits 1 when the candidate must not ship (a
-new safety failure; a significant drop beyond the allowed one; significantly more failed
-trials; significantly fewer answered cases, or none; baseline cases missing from the
-candidate without --allow-dataset-change), 3 when it is not blocked but no compared scorer
-has enough cases for any drop to be significant (unless --allow-underpowered),
-0 otherwise; 2 for unusable input (e.g. runs over different datasets without
+``gate`` compares two runs case by case and gives one of three verdicts. BLOCKED, exit 1:
+the candidate must not ship (a new safety failure; a significant drop beyond the allowed
+one; significantly more failed trials; significantly fewer answered cases, or none;
+baseline cases missing from the candidate without --allow-dataset-change; a policy:
+--require, --no-new-failures, a scorer declared must_not_regress). PASSED, exit 0: nothing
+blocks and there is evidence that nothing got worse beyond its allowed drop (on every
+scorer, failed trials and answered cases, no case got worse, or the 95% upper bound on
+the drop is within --max-drop). INCONCLUSIVE, exit 3 (0 with --allow-inconclusive):
+neither; the output says per scorer what was seen, why it cannot tell, and roughly how
+many cases would settle it. Exit 2 for unusable input (e.g. runs over different datasets without
 --allow-dataset-change, or a --json/--markdown path that is a directory, has no existing
 folder, or is one of either run's own files) and 5 when --json or --markdown cannot be
 written. Outputs are written before the verdict is printed.
@@ -41,6 +45,7 @@ from agenteval._util.outpaths import check_out_files
 from agenteval.cli._common import console_for
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
 from agenteval.gate.paired import GateResult, compare_runs
+from agenteval.gate.policies import parse_require
 from agenteval.report import summarize
 from agenteval.report.gate_text import render_gate
 from agenteval.report.markdown import render_gate_markdown
@@ -89,9 +94,29 @@ def register(sub: Any) -> None:
         " cases, on the case ids they share",
     )
     g.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        metavar="SCORER>=X",
+        help="block unless the candidate's share of cases passing SCORER (graded: its mean)"
+        " is at least X, e.g. exact_match>=0.9; repeat the option for several scorers",
+    )
+    g.add_argument(
+        "--no-new-failures",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="SCORER,...",
+        help="block on any case that newly fails the named scorers (all compared scorers"
+        " when none is named); with repeats a case newly fails when it passed every repeat"
+        " in the baseline and fails a majority of them in the candidate (paired runs only)",
+    )
+    g.add_argument(
+        "--allow-inconclusive",
         "--allow-underpowered",
+        dest="allow_underpowered",
         action="store_true",
-        help="exit 0 instead of 3 when the runs have too few cases for any drop to show",
+        help="exit 0 instead of 3 when the verdict is INCONCLUSIVE (it is still printed)",
     )
     pairing = g.add_mutually_exclusive_group()
     pairing.add_argument(
@@ -152,10 +177,16 @@ def run_gate(args: argparse.Namespace) -> int:
         allow_dataset_change=args.allow_dataset_change,
         allow_underpowered=args.allow_underpowered,
         mode=args.mode,
+        require=parse_require(args.require),
+        no_new_failures=None
+        if args.no_new_failures is None
+        else [n.strip() for n in args.no_new_failures.split(",") if n.strip()],
     )
     outputs: list[tuple[str, str, str]] = []
     if args.json:
-        text = json.dumps(result.model_dump(mode="json"), indent=2)
+        worse = {c.scorer: c.got_worse for c in result.scorers if c.got_worse}
+        first = {"verdict": result.verdict, "got_worse": worse}  # what got worse leads
+        text = json.dumps({**first, **result.model_dump(mode="json")}, indent=2)
         outputs.append(("--json", args.json, text + "\n"))
     if args.markdown:
         outputs.append(("--markdown", args.markdown, render_gate_markdown(result)))

@@ -19,7 +19,9 @@ context_relevance, faithfulness) or the path of a template file; append ``:binar
 judge from worker processes, each with ``--judge-concurrency`` requests in flight, and
 writes the same ``trials.jsonl``, line for line (when trials share one prompt, which of
 them is the paid call and which the cache hit may differ). A judge that fails or is interrupted
-removes its new run; exit code 6 when every worker was lost.
+removes its new run; exit code 6 when every worker was lost. Exit code 4 when no judge
+score got a verdict (every one inconclusive, an error or not applicable: e.g. the judge
+endpoint answered nonsense); the message gives the count of each, and the run is kept.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,7 +48,7 @@ from agenteval.cli.cache_args import add_cache_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.judge_parallel import judged_scores
 from agenteval.cli.rescore import _remove_new_run
-from agenteval.errors import InputError, writing_run
+from agenteval.errors import EXIT_NO_ANSWERS, InputError, writing_run
 from agenteval.judge import (
     Judge,
     measure_agreement,
@@ -203,7 +206,30 @@ def run_judge(args: argparse.Namespace) -> int:
             raise
     if not args.quiet:
         console.print(_stats_line(judge), markup=False)
-    return 0
+    return _verdicts_reached(out, judge.names)
+
+
+def _verdicts_reached(out: Path, names: Iterable[str]) -> int:
+    """0 when some judge score of the new run got a verdict (passed or failed); else say
+    how many did not, and why, and return EXIT_NO_ANSWERS (4): CI must not read a judge
+    that answered nonsense every time as success. The new run is kept (rescore or judge
+    it again)."""
+    wanted = set(names)
+    counts: dict[str, int] = {}
+    for rec in iter_trials(out):
+        for name, sc in rec.scores.items():
+            if name in wanted:
+                counts[sc.status] = counts.get(sc.status, 0) + 1
+    if counts.get("passed", 0) + counts.get("failed", 0):
+        return 0
+    total = sum(counts.values())
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no judge score"
+    print(
+        f"agenteval: judge: no verdict on any of {total} judge score(s) ({detail});"
+        f" the run is in {out} (exit {EXIT_NO_ANSWERS})",
+        file=sys.stderr,
+    )
+    return EXIT_NO_ANSWERS
 
 
 def run_agreement(args: argparse.Namespace) -> int:

@@ -37,6 +37,11 @@ def register(sub: Any) -> None:
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML (case × scorer)")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (PR comment)")
     p.add_argument(
+        "--all-scorers",
+        action="store_true",
+        help="list every scorer in the terminal table, also those that applied to no trial",
+    )
+    p.add_argument(
         "--prices",
         metavar="FILE",
         help="price table (YAML/JSON {model: {input, output}} USD per 1M tokens) used for"
@@ -76,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     wanted = [(k, out) for (k, _), out in zip(given, checked, strict=True)]
     warn_if_being_written(args.run_dir)
     if not wanted:
-        render_terminal(summarize(args.run_dir, prices=prices), console)
+        summary = summarize(args.run_dir, prices=prices)
+        render_terminal(summary, console, all_scorers=args.all_scorers)
         return EXIT_OK
     for kind, out in wanted:
         if kind == "html":

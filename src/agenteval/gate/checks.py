@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 
+from agenteval.gate import evidence
 from agenteval.gate.model import (
     CoverageComparison,
     FailureComparison,
@@ -57,17 +58,19 @@ def compare_scorer(
         base, cand = sum(b_ok) / n, sum(c_ok) / n
         p = stats.mcnemar_one_sided(len(newly_failing), len(newly_passing))
         test = "mcnemar_one_sided"
+        worse = newly_failing
+        se = evidence.counts_se(len(newly_failing), len(newly_passing), n)
     else:
         b_means = [b.mean or 0.0 for _, b, _ in pairs]
         c_means = [c.mean or 0.0 for _, _, c in pairs]
         base, cand = sum(b_means) / n, sum(c_means) / n
+        diffs = [c - b for b, c in zip(b_means, c_means, strict=True)]
         res = stats.paired_permutation(
-            [c - b for b, c in zip(b_means, c_means, strict=True)],
-            seed=PERMUTATION_SEED,
-            alternative="less",
-            resamples=resamples_for(level),
+            diffs, seed=PERMUTATION_SEED, alternative="less", resamples=resamples_for(level)
         )
         p, test = res.p_value, f"permutation_one_sided ({res.method})"
+        worse = [pr[0] for pr, d in zip(pairs, diffs, strict=True) if d < -1e-9]
+        se = evidence.diffs_se(diffs)
     comp = ScorerComparison(
         scorer=name,
         kind="pass/fail" if binary else "graded",
@@ -80,6 +83,9 @@ def compare_scorer(
         allowed_drop=allowed,
         newly_failing=newly_failing,
         newly_passing=newly_passing,
+        got_worse=worse,
+        drop_se=se,
+        drop_df=n - 1,
     )
     set_power(comp, level)
     return comp

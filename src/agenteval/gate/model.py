@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from agenteval.errors import EXIT_BLOCKED, EXIT_OK, EXIT_UNDERPOWERED
+from agenteval.errors import EXIT_BLOCKED, EXIT_INCONCLUSIVE, EXIT_OK
 
 UNPAIRED_METHOD = (
     "Unpaired: Holm step-down over one-sided two-sample tests (Fisher's exact test for"
@@ -63,6 +63,31 @@ class ScorerComparison(BaseModel):
     newly_passing: list[str] = Field(default_factory=list)
     baseline_n: int = Field(0, description="Unpaired gate: baseline cases where it applied.")
     candidate_n: int = Field(0, description="Unpaired gate: candidate cases where it applied.")
+    got_worse: list[str] = Field(
+        default_factory=list,
+        description="Paired cases whose value fell (pass/fail: newly failing; graded: a"
+        " lower mean), listed first by every output.",
+    )
+    drop_se: float = Field(0.0, description="Standard error of the drop (per-case spread).")
+    drop_df: int = Field(0, description="Degrees of freedom of drop_se.")
+    drop_upper: float | None = Field(
+        None,
+        description="One-sided (1 - alpha) upper confidence bound on the true drop (a"
+        " Student t bound on the per-case differences; unpaired: Welch). None with fewer"
+        " than two cases.",
+    )
+    evidence: Literal["", "no case got worse", "bound below the allowed drop"] = Field(
+        "", description="Why this scorer is settled for PASSED (empty: it is not)."
+    )
+    cannot_tell: str = Field(
+        "", description="Not blocking and not settled: what was observed and why."
+    )
+    cases_to_settle: int | None = Field(
+        None,
+        description="Roughly how many cases (at the spread observed) would settle it: the"
+        " drop significant, or its bound below the allowed drop. None when more cases"
+        " cannot (e.g. cases got worse and the allowed drop is 0).",
+    )
 
     @property
     def direction(self) -> str:
@@ -100,6 +125,9 @@ class FailureComparison(BaseModel):
     p_value: float = 1.0
     p_adjusted: float = 1.0
     blocks: bool = False
+    settled: bool = Field(
+        False, description="No newly failed case, or the bound on the rise is <= 0."
+    )
 
 
 class CoverageComparison(BaseModel):
@@ -123,6 +151,9 @@ class CoverageComparison(BaseModel):
     missing_blocks: bool = Field(
         False, description="Missing cases block unless --allow-dataset-change."
     )
+    settled: bool = Field(
+        False, description="No newly unanswered case, or the bound on the fall is <= 0."
+    )
 
 
 class UnpairedSafety(BaseModel):
@@ -142,6 +173,22 @@ class UnpairedSafety(BaseModel):
     failing_cases: list[str] = Field(
         default_factory=list, description="The candidate's cases failing it."
     )
+
+
+class PolicyCheck(BaseModel):
+    """One policy of ``gate`` (``--require``, ``--no-new-failures``) and what it found."""
+
+    policy: str = Field(description="The rule as given, e.g. 'exact_match>=0.9'.")
+    kind: Literal["require", "no_new_failures"]
+    scorer: str
+    observed: float | None = Field(
+        None, description="--require: the candidate's case pass rate (graded: mean)."
+    )
+    cases: list[str] = Field(
+        default_factory=list, description="--no-new-failures: the newly failing cases."
+    )
+    blocks: bool = False
+    says: str = Field("", description="What was found, in one line.")
 
 
 class GateResult(BaseModel):
@@ -192,20 +239,31 @@ class GateResult(BaseModel):
     )
     failures: FailureComparison | None = None
     coverage: CoverageComparison | None = None
-
-    @property
-    def exit_code(self) -> int:
-        """1 when blocked; else 3 when underpowered (unless allowed); else 0."""
-        if self.blocked:
-            return EXIT_BLOCKED
-        if self.underpowered and not self.allow_underpowered:
-            return EXIT_UNDERPOWERED
-        return EXIT_OK
+    policies: list[PolicyCheck] = Field(default_factory=list)
+    settled: bool = Field(
+        False,
+        description="Evidence that nothing gated got worse beyond its allowed drop: every"
+        " compared scorer, failed trials and answered cases settled (see docs/reports.md).",
+    )
+    cannot_tell: list[str] = Field(
+        default_factory=list, description="INCONCLUSIVE: one line per unsettled check."
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def verdict(self) -> str:
-        """BLOCKED, UNDERPOWERED or PASSED (matching :attr:`exit_code`)."""
-        return {EXIT_BLOCKED: "BLOCKED", EXIT_UNDERPOWERED: "UNDERPOWERED"}.get(
-            self.exit_code, "PASSED"
-        )
+    def verdict(self) -> Literal["BLOCKED", "PASSED", "INCONCLUSIVE"]:
+        """BLOCKED (a rule or policy blocks), PASSED (nothing blocks and every check is
+        settled), else INCONCLUSIVE."""
+        if self.blocked:
+            return "BLOCKED"
+        return "PASSED" if self.settled else "INCONCLUSIVE"
+
+    @property
+    def exit_code(self) -> int:
+        """1 BLOCKED; 3 INCONCLUSIVE (0 with ``allow_underpowered``, i.e.
+        ``--allow-inconclusive``); 0 PASSED."""
+        if self.blocked:
+            return EXIT_BLOCKED
+        if not self.settled and not self.allow_underpowered:
+            return EXIT_INCONCLUSIVE
+        return EXIT_OK

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Literal
 
 from agenteval.errors import InputError
-from agenteval.gate import rules
+from agenteval.gate import evidence, policies, rules
 from agenteval.gate.checks import (
     Pair,
     compare_coverage,
@@ -106,8 +106,16 @@ def decide(
     dataset_changed: bool = False,
     baseline_run: str = "",
     candidate_run: str = "",
+    require: Mapping[str, float] | None = None,
+    no_new_failures: Collection[str] | None = None,
+    must_not_regress: Collection[str] = (),
 ) -> GateResult:
     """Apply the rules of the module docstring to per-case aggregates (no file is read).
+
+    Policies (:mod:`agenteval.gate.policies`): ``require`` maps a scorer to the floor of
+    the candidate's pass rate; ``no_new_failures`` names the scorers no case may newly
+    fail (empty: every scorer; None: off); ``must_not_regress`` are scorers declared so
+    in a run's scorer specs (they join ``no_new_failures``).
 
     Raises InputError for an ``alpha`` outside (0, 1), runs with no shared case, or a
     ``max_drop`` naming a scorer neither run has or outside [0, 1].
@@ -155,12 +163,22 @@ def decide(
     r.coverage = cov = compare_coverage(shared, missing, base, cand)
     r.safety_regressions = safety_regressions(base, cand, safety)
     r.safety_unchecked, r.safety_unchecked_blocks = unchecked_safety(shared, base, cand, safety)
+    r.policies = policies.require(cand, require or {}, names)
+    if no_new_failures is not None or must_not_regress:
+        r.policies += policies.no_new_failures(
+            base, cand, no_new_failures or (), names, must_not_regress, every=list(paired)
+        )
+    n = len(shared)
     rules.flag(
         r,
         safety=safety,
         safety_failing={s.scorer for s in r.safety_regressions},
         more_failed=len(f.newly_failed) > len(f.recovered),
         fewer_answered=len(cov.newly_unanswered) > len(cov.newly_answered),
+        failures_settled=evidence.counts_settled(len(f.newly_failed), len(f.recovered), n, alpha),
+        coverage_settled=evidence.counts_settled(
+            len(cov.newly_unanswered), len(cov.newly_answered), n, alpha
+        ),
         missing_blocks=bool(missing) and not allow_dataset_change,
     )
     rules.explain(r, _Paired())
@@ -172,7 +190,13 @@ class _Paired:
 
     passed = (
         "no new safety failure, no significant regression beyond the allowed drops,"
-        " no significant rise in failed trials and no significant fall in answered cases"
+        " no significant rise in failed trials and no significant fall in answered cases;"
+        " and on every check either no case got worse or the bound on the drop is within"
+        " the allowed one"
+    )
+    not_shown = (
+        "nothing blocks, but there is no evidence that nothing got worse beyond its"
+        " allowed drop (see 'cannot tell')"
     )
     not_compared = "no case scored in both runs"
 
@@ -258,6 +282,12 @@ class _Paired:
         ]
 
 
+def must_not_regress_names(header: RunHeader) -> set[str]:
+    """Scorers declared must-not-regress (``must_not_regress: true`` in their spec, e.g.
+    ``@scorer("x", must_not_regress=True)``): no case may newly fail them."""
+    return {s.name for s in header.scorers if (s.model_extra or {}).get("must_not_regress")}
+
+
 def _dataset_changed(b: RunHeader, c: RunHeader, b_ids: set[str], c_ids: set[str]) -> bool:
     b_sha, c_sha = b.dataset.sha256, c.dataset.sha256
     return b_sha != c_sha if (b_sha and c_sha) else b_ids != c_ids
@@ -272,6 +302,8 @@ def compare_runs(
     allow_dataset_change: bool = False,
     allow_underpowered: bool = False,
     mode: Literal["auto", "paired", "unpaired"] = "auto",
+    require: Mapping[str, float] | None = None,
+    no_new_failures: Collection[str] | None = None,
 ) -> GateResult:
     """Read two runs (streaming; per case only counters are kept) and :func:`decide`, or
     :func:`agenteval.gate.unpaired.decide_unpaired` when ``mode`` is ``"unpaired"``, or
@@ -284,8 +316,9 @@ def compare_runs(
 
     Raises InputError for unusable input: a run another process is still writing (it holds
     the run's lock; the message names its pid), an unreadable run, a run without trials, runs
-    whose ``dataset.sha256`` differ without ``allow_dataset_change``, and everything
-    :func:`decide` refuses.
+    whose ``dataset.sha256`` differ without ``allow_dataset_change``, ``no_new_failures``
+    for runs compared unpaired, and everything :func:`decide` refuses. Scorers whose spec
+    in either run's ``run.json`` has ``must_not_regress: true`` join ``no_new_failures``.
     """
     for d in (baseline_dir, candidate_dir):  # a verdict on a partial run is not a verdict
         refuse_if_being_written(d, "agenteval gate")
@@ -297,6 +330,7 @@ def compare_runs(
         if not agg:
             raise InputError("the run has no trials to compare", file=d)
     safety = safety_scorer_names(b_head) | safety_scorer_names(c_head)
+    declared = sorted(must_not_regress_names(b_head) | must_not_regress_names(c_head))
     shared = sum(cid in cand for cid in base)
     if mode == "unpaired" or (mode == "auto" and not shared):
         why = (
@@ -306,10 +340,15 @@ def compare_runs(
             else "the runs share no case id: compared as two independent samples (unpaired;"
             " --paired refuses instead)"
         )
+        if no_new_failures is not None:
+            raise InputError(
+                "--no-new-failures needs paired runs (a case newly fails against the same"
+                " case in the baseline); these are compared unpaired"
+            )
         return decide_unpaired(
             base, cand, alpha=alpha, max_drop=max_drop, safety=safety,
             allow_underpowered=allow_underpowered, baseline_run=b_head.run_id,
-            candidate_run=c_head.run_id, mode_reason=why,
+            candidate_run=c_head.run_id, mode_reason=why, require=require,
         )  # fmt: skip
     b_sha, c_sha = b_head.dataset.sha256, c_head.dataset.sha256
     if b_sha and c_sha and b_sha != c_sha and not allow_dataset_change:
@@ -329,4 +368,7 @@ def compare_runs(
         dataset_changed=_dataset_changed(b_head, c_head, set(base), set(cand)),
         baseline_run=b_head.run_id,
         candidate_run=c_head.run_id,
+        require=require,
+        no_new_failures=no_new_failures,
+        must_not_regress=declared,
     )

@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Protocol
 
 from agenteval.errors import InputError
+from agenteval.gate import evidence
 from agenteval.gate.model import (
     CoverageComparison,
     FailureComparison,
@@ -79,12 +80,15 @@ def flag(
     safety_failing: Collection[str],
     more_failed: bool,
     fewer_answered: bool,
+    failures_settled: bool,
+    coverage_settled: bool,
     missing_blocks: bool = False,
 ) -> None:
     """Holm-adjust the family (every compared scorer, failed trials, answered cases) and
     set every comparison's flags. ``safety_failing``: the safety scorers whose rule blocks;
     ``more_failed`` / ``fewer_answered``: the candidate is worse on those counts (the
-    direction; significance is tested here)."""
+    direction; significance is tested here); ``*_settled``: the evidence for PASSED on
+    those counts (:mod:`agenteval.gate.evidence`)."""
     f, cov = _parts(r)
     tests: list[ScorerComparison | FailureComparison | CoverageComparison] = [*r.scorers, f, cov]
     for t, adj in zip(tests, stats.holm([t.p_value for t in tests]), strict=True):
@@ -97,7 +101,10 @@ def flag(
     f.blocks = f.p_adjusted <= r.alpha and more_failed
     cov.blocks = cov.answered_none or (cov.p_adjusted <= r.alpha and fewer_answered)
     cov.missing_blocks = missing_blocks
+    f.settled, cov.settled = failures_settled, coverage_settled
     r.underpowered = all(c.underpowered for c in r.scorers)
+    for c in r.scorers:
+        evidence.settle(c, r.alpha, paired=r.mode == "paired")
 
 
 def blocking(r: GateResult) -> bool:
@@ -111,7 +118,15 @@ def blocking(r: GateResult) -> bool:
         or f.blocks
         or cov.blocks
         or cov.missing_blocks
+        or any(p.blocks for p in r.policies)
     )
+
+
+def settled(r: GateResult) -> bool:
+    """PASSED's evidence: some scorer compared, and every scorer, failed trials and
+    answered cases settled (:mod:`agenteval.gate.evidence`)."""
+    f, cov = _parts(r)
+    return bool(r.scorers) and all(c.evidence for c in r.scorers) and f.settled and cov.settled
 
 
 class Wording(Protocol):
@@ -119,7 +134,9 @@ class Wording(Protocol):
     of shares of each run's cases); the sentences' frames are :func:`explain`'s."""
 
     passed: str
-    """The reason when nothing blocks."""
+    """The reason when nothing blocks and every check is settled."""
+    not_shown: str
+    """The reason when nothing blocks but some check cannot tell."""
     not_compared: str
     """Why a scorer is not compared (in parentheses)."""
 
@@ -178,9 +195,12 @@ def explain(r: GateResult, say: Wording) -> None:
         reasons.append(f"answered cases fell from {say.answered_fall(cov)}, {holm(cov.p_adjusted)}")
     if cov.missing_blocks:
         reasons.append(say.missing(cov))
+    reasons += [p.says for p in r.policies if p.blocks]
     if r.blocked != bool(reasons):  # a rule without its sentence is a bug, not a verdict
         raise AssertionError(f"blocked={r.blocked} but reasons={reasons!r}")
-    r.reasons = reasons or [say.passed]
+    r.settled = not r.blocked and settled(r)
+    r.cannot_tell = [] if r.blocked or r.settled else _cannot_tell(r, f, cov)
+    r.reasons = reasons or ([say.passed] if r.settled else [say.not_shown])
     notes = say.power_notes(r)
     notes += [
         say.unchecked(name, cids)
@@ -190,6 +210,34 @@ def explain(r: GateResult, say: Wording) -> None:
     if r.not_compared:
         notes.append(f"not compared ({say.not_compared}): " + ", ".join(r.not_compared[:10]))
     r.notes = notes + say.last_notes(r)
+
+
+def _cannot_tell(r: GateResult, f: FailureComparison, cov: CoverageComparison) -> list[str]:
+    lvl = r.alpha / r.family_size
+    out = [
+        evidence.cannot_tell(c, r.alpha, lvl, ids(c.got_worse)) for c in r.scorers if not c.evidence
+    ]
+    if not r.scorers:
+        out.append("no scorer was compared (none gave a result on a case of both runs)")
+    if not f.settled:
+        out.append(
+            f"failed trials: {f.baseline_failed} -> {f.candidate_failed} cases"
+            + (f" (new: {ids(f.newly_failed)})" if f.newly_failed else "")
+            + f"; cannot tell: a rise, but not significant (Holm p={f.p_adjusted:.3g} >"
+            f" alpha={r.alpha:g})"
+        )
+    if not cov.settled:
+        out.append(
+            f"answered cases: {cov.baseline_answered} -> {cov.candidate_answered}"
+            + (
+                f" (no longer answered: {ids(cov.newly_unanswered)})"
+                if cov.newly_unanswered
+                else ""
+            )
+            + f"; cannot tell: a fall, but not significant (Holm p={cov.p_adjusted:.3g} >"
+            f" alpha={r.alpha:g})"
+        )
+    return out
 
 
 def _parts(r: GateResult) -> tuple[FailureComparison, CoverageComparison]:

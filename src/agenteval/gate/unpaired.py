@@ -53,7 +53,7 @@ from collections.abc import Collection, Mapping
 from itertools import chain
 
 from agenteval.errors import InputError
-from agenteval.gate import rules, two_sample
+from agenteval.gate import evidence, policies, rules, two_sample
 from agenteval.gate.checks import PERMUTATION_SEED, resamples_for, silenced
 from agenteval.gate.model import (
     UNPAIRED_METHOD,
@@ -92,6 +92,7 @@ def decide_unpaired(
     baseline_run: str = "",
     candidate_run: str = "",
     mode_reason: str = "compared as two independent samples (unpaired)",
+    require: Mapping[str, float] | None = None,
 ) -> GateResult:
     """Apply the rules of the module docstring to per-case aggregates (no file is read).
 
@@ -134,10 +135,21 @@ def decide_unpaired(
     r.unpaired_safety = [_safety(name, base, cand, alpha) for name in sorted(safety)]
     r.unpaired_safety = [s for s in r.unpaired_safety if s.baseline_checked or s.candidate_checked]
     r.safety_unchecked, r.safety_unchecked_blocks = _unchecked(base, cand, safety)
+    r.policies = policies.require(cand, require or {}, names)
     rules.flag(
         r,
         safety=safety,
         safety_failing={s.scorer for s in r.unpaired_safety if s.blocks},
+        failures_settled=evidence.rates_settled(
+            f.baseline_failed, f.baseline_cases, f.candidate_failed, f.candidate_cases, alpha
+        ),
+        coverage_settled=evidence.rates_settled(
+            cov.baseline_cases - cov.baseline_answered,
+            cov.baseline_cases,
+            cov.candidate_cases - cov.candidate_answered,
+            cov.candidate_cases,
+            alpha,
+        ),
         more_failed=_rate(f.candidate_failed, f.candidate_cases)
         > _rate(f.baseline_failed, f.baseline_cases),
         fewer_answered=_rate(cov.candidate_answered, cov.candidate_cases)
@@ -169,6 +181,7 @@ def _compare_scorer(
         base, cand = x1 / n1, x2 / n2
         p, test = two_sample.fisher_one_sided(x1, n1, x2, n2), "fisher_one_sided"
         mdd = two_sample.fisher_min_detectable_drop(n1, n2, base, level, allowed, cache=cache)
+        se = math.sqrt(base * (1 - base) / n1 + cand * (1 - cand) / n2)
     else:
         bv, cv = [s.mean or 0.0 for s in b], [s.mean or 0.0 for s in c]
         base, cand = sum(bv) / n1, sum(cv) / n2
@@ -180,6 +193,7 @@ def _compare_scorer(
         if sd == 0.0:  # no spread seen in the baseline: not proof of none, use both runs'
             sd = _sd(bv + cv)
         mdd = two_sample.shift_min_detectable_drop(n1, n2, sd, base, level, allowed)
+        se = math.sqrt(_sd(bv) ** 2 / n1 + _sd(cv) ** 2 / n2)
     return ScorerComparison(
         scorer=name,
         kind="pass/fail" if binary else "graded",
@@ -194,6 +208,8 @@ def _compare_scorer(
         allowed_drop=allowed,
         underpowered=mdd is None,
         min_detectable_drop=mdd,
+        drop_se=se,
+        drop_df=min(n1, n2) - 1,
     )
 
 
@@ -279,7 +295,12 @@ class _Unpaired:
     passed = (
         "no safety failure beyond the baseline's, no significant regression beyond the"
         " allowed drops, no significant rise in failed trials and no significant fall"
-        " in answered cases"
+        " in answered cases; and on every check the bound on the drop is within the"
+        " allowed one"
+    )
+    not_shown = (
+        "nothing blocks, but there is no evidence that nothing got worse beyond its"
+        " allowed drop (see 'cannot tell'; unpaired runs need --max-drop to pass)"
     )
     not_compared = "not scored in both runs"
 

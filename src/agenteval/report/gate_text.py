@@ -11,7 +11,13 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval.gate.model import GateResult, ScorerComparison
-from agenteval.report.gate_unpaired_text import render_unpaired
+from agenteval.report.gate_unpaired_text import (
+    VERDICT_STYLE,
+    render_unpaired,
+    scorer_verdict,
+    verdict_lines,
+    worse_lines,
+)
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, safe
 
 MAX_LISTED = 20
@@ -29,16 +35,6 @@ def _test(name: str) -> str:
     return name.replace("permutation_one_sided (", "perm. ").replace("monte_carlo", "MC")[:-1]
 
 
-def _verdict(c: ScorerComparison) -> str:
-    if c.safety_blocks:
-        return "BLOCKS (safety)"
-    if c.blocks:
-        return "BLOCKS"
-    if c.significant:
-        return "within allowed drop"
-    return c.direction
-
-
 def scorer_cells(c: ScorerComparison) -> tuple[str, str, str, str, str]:
     """One scorer's row as text, shared by the terminal and the Markdown comment:
     (baseline, candidate, change, min detectable drop, verdict). Pass rates show as
@@ -49,7 +45,7 @@ def scorer_cells(c: ScorerComparison) -> tuple[str, str, str, str, str]:
     mdd = "none" if c.underpowered else "–"
     if c.min_detectable_drop is not None:
         mdd = f"{100 * c.min_detectable_drop:.1f} pts"
-    return show(c.baseline), show(c.candidate), change, mdd, _verdict(c)
+    return show(c.baseline), show(c.candidate), change, mdd, scorer_verdict(c)
 
 
 def render_gate(r: GateResult, console: Console) -> None:
@@ -65,6 +61,11 @@ def render_gate(r: GateResult, console: Console) -> None:
             f" Holm over {r.family_size})"
         )
     )
+    worse = worse_lines(r)
+    if worse:
+        console.print(Text("got worse:", style="bold"))
+        for line in worse:
+            console.print(Text(f"  {clean(line, 600)}"))
     if r.dataset_changed:
         console.print(
             Text(
@@ -92,9 +93,9 @@ def render_gate(r: GateResult, console: Console) -> None:
         )
     )
     for c in r.scorers:
-        for label, ids in (("newly failing", c.newly_failing), ("newly passing", c.newly_passing)):
-            if ids:
-                console.print(Text(f"{clean(c.scorer)} {label} ({len(ids)}): ") + Text(_ids(ids)))
+        if c.newly_passing:
+            head = f"{clean(c.scorer)} newly passing ({len(c.newly_passing)}): "
+            console.print(Text(head) + Text(_ids(c.newly_passing)))
     for s in r.safety_regressions:
         console.print(
             Text(f"safety regression: {clean(s.scorer)} case {clean(s.case_id)}: ")
@@ -126,10 +127,6 @@ def render_gate(r: GateResult, console: Console) -> None:
             )
     for note in r.notes:
         console.print(Text(f"note: {clean(note, 600)}"))
-    style = {"BLOCKED": "bold red", "UNDERPOWERED": "bold yellow"}.get(r.verdict, "bold green")
-    console.print(Text("verdict: ") + Text(r.verdict, style=style))
-    for reason in r.reasons:
-        console.print(Text(f"  - {clean(reason, 600)}"))
-    if r.underpowered:
-        tail = " (allowed by --allow-underpowered)" if r.allow_underpowered else ""
-        console.print(Text(f"  - the comparison cannot show a drop: too few paired cases{tail}"))
+    console.print(Text("verdict: ") + Text(r.verdict, style=VERDICT_STYLE[r.verdict]))
+    for line in verdict_lines(r):
+        console.print(Text(f"  - {clean(line, 600)}"))

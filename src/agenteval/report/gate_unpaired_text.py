@@ -13,10 +13,20 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval.gate.model import GateResult, ScorerComparison, UnpairedSafety
+from agenteval.gate.rules import ids
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, safe
 from agenteval.report.text import md
 
-__all__ = ["header_line", "render_unpaired", "render_unpaired_markdown", "scorer_row"]
+__all__ = [
+    "VERDICT_STYLE",
+    "header_line",
+    "render_unpaired",
+    "render_unpaired_markdown",
+    "scorer_row",
+    "scorer_verdict",
+    "verdict_lines",
+    "worse_lines",
+]
 
 
 def _test(name: str) -> str:
@@ -26,14 +36,52 @@ def _test(name: str) -> str:
     return name.replace("permutation_two_sample (", "perm. ").replace("monte_carlo", "MC")[:-1]
 
 
-def _verdict(c: ScorerComparison) -> str:
+def scorer_verdict(c: ScorerComparison) -> str:
+    """A scorer's own line in the verdict: BLOCKS, or settled (and how), or cannot tell."""
     if c.safety_blocks:
         return "BLOCKS (safety)"
     if c.blocks:
         return "BLOCKS"
-    if c.significant:
-        return "within allowed drop"
-    return c.direction
+    if c.evidence == "no case got worse":
+        return "no case worse"
+    if c.evidence:
+        return "within allowed drop" if c.significant else "bound within allowed"
+    return "cannot tell"
+
+
+_verdict = scorer_verdict
+
+VERDICT_STYLE = {"BLOCKED": "bold red", "INCONCLUSIVE": "bold yellow", "PASSED": "bold green"}
+
+
+def worse_lines(r: GateResult) -> list[str]:
+    """The cases that got worse, per scorer, then per policy, failed trials and answered
+    cases: what every gate output shows first (empty when none did, or unpaired)."""
+    out = []
+    for c in r.scorers:
+        if c.got_worse:
+            what = "newly failing" if c.kind == "pass/fail" else "lower score"
+            out.append(f"{c.scorer}: {len(c.got_worse)} {what}: {ids(c.got_worse)}")
+    for p in r.policies:
+        if p.cases:
+            out.append(f"{p.scorer} (--no-new-failures): {len(p.cases)} newly fail: {ids(p.cases)}")
+    f, cov = r.failures, r.coverage
+    if f is not None and f.newly_failed:
+        out.append(f"failed trials: {len(f.newly_failed)} new: {ids(f.newly_failed)}")
+    if cov is not None and cov.newly_unanswered:
+        n = len(cov.newly_unanswered)
+        out.append(f"answered: {n} no longer answered: {ids(cov.newly_unanswered)}")
+    return out
+
+
+def verdict_lines(r: GateResult) -> list[str]:
+    """After the verdict: its reasons, each check that cannot tell, the policies."""
+    out = list(r.reasons)
+    out += r.cannot_tell
+    out += [f"policy: {p.says}" for p in r.policies if not p.blocks]
+    if r.allow_underpowered and r.verdict == "INCONCLUSIVE":
+        out.append("exit 0: INCONCLUSIVE allowed by --allow-inconclusive")
+    return out
 
 
 def scorer_row(c: ScorerComparison) -> tuple[str, str, str, str, str, str]:
@@ -119,13 +167,9 @@ def render_unpaired(r: GateResult, console: Console) -> None:
         console.print(Text(line))
     for note in r.notes[1:]:  # the first is the mode line, printed above
         console.print(Text(f"note: {clean(note, 600)}"))
-    style = {"BLOCKED": "bold red", "UNDERPOWERED": "bold yellow"}.get(r.verdict, "bold green")
-    console.print(Text("verdict: ") + Text(r.verdict, style=style))
-    for reason in r.reasons:
-        console.print(Text(f"  - {clean(reason, 600)}"))
-    if r.underpowered:
-        tail = " (allowed by --allow-underpowered)" if r.allow_underpowered else ""
-        console.print(Text(f"  - the comparison cannot show a drop: samples too small{tail}"))
+    console.print(Text("verdict: ") + Text(r.verdict, style=VERDICT_STYLE[r.verdict]))
+    for line in verdict_lines(r):
+        console.print(Text(f"  - {clean(line, 600)}"))
 
 
 def render_unpaired_markdown(r: GateResult) -> str:
@@ -140,9 +184,7 @@ def render_unpaired_markdown(r: GateResult) -> str:
         f" {r.alpha:g} · one-sided two-sample tests, Holm over {r.family_size}"
     )
     out += ["", md(r.mode_reason, 300)]
-    out += ["", "**Why:**"] + [f"- {md(reason, 600)}" for reason in r.reasons]
-    if r.underpowered:
-        out.append("- the comparison cannot show a drop: samples too small")
+    out += ["", "**Why:**"] + [f"- {md(line, 600)}" for line in verdict_lines(r)]
     out += [
         "",
         "| scorer | kind | cases (base/cand) | baseline | candidate | change | test | p"

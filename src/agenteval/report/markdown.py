@@ -14,7 +14,11 @@ from pathlib import Path
 from agenteval.gate.model import GateResult
 from agenteval.llm.pricing import PriceTable
 from agenteval.report.gate_text import scorer_cells
-from agenteval.report.gate_unpaired_text import render_unpaired_markdown
+from agenteval.report.gate_unpaired_text import (
+    render_unpaired_markdown,
+    verdict_lines,
+    worse_lines,
+)
 from agenteval.report.terminal import clean, fmt_num, fmt_rate, fmt_s, fmt_usd
 from agenteval.report.text import md
 from agenteval.rundir import iter_trials, read_header
@@ -121,9 +125,10 @@ def render_gate_markdown(r: GateResult) -> str:
         f"baseline `{b_id}` vs candidate `{c_id}` · {r.cases_compared} shared cases"
         f" · alpha {r.alpha:g} · one-sided exact tests, Holm over {r.family_size}"
     )
-    out += ["", "**Why:**"] + [f"- {md(reason, 600)}" for reason in r.reasons]
-    if r.underpowered:
-        out.append("- the comparison cannot show a drop: too few paired cases")
+    worse = worse_lines(r)
+    if worse:
+        out += ["", "**Got worse:**"] + [f"- {md(line, 600)}" for line in worse]
+    out += ["", "**Why:**"] + [f"- {md(line, 600)}" for line in verdict_lines(r)]
     out += [
         "",
         "| scorer | kind | cases | baseline | candidate | change | p | p (Holm) | min drop"

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval._util.untrusted import strip_unsafe
-from agenteval.summary.model import Distribution, Summary
+from agenteval.summary.model import Distribution, ScorerSummary, Summary
 
 
 def clean(text: object, limit: int = 200) -> str:
@@ -58,9 +58,13 @@ def fmt_s(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}s"
 
 
-def render_terminal(summary: Summary, console: Console) -> None:
+def render_terminal(summary: Summary, console: Console, *, all_scorers: bool = False) -> None:
     """Print the summary as compact tables: headline, scorers, tags, latency, cost,
     retries, failures, attribution and repeats (sections with nothing to show are omitted).
+
+    The scores table lists the scorers that applied to some trial (or errored, or were
+    inconclusive), then one line naming those that applied to none; ``all_scorers`` lists
+    every scorer (``agenteval report --all-scorers``).
     """
     s = summary
     head = Text()
@@ -68,7 +72,14 @@ def render_terminal(summary: Summary, console: Console) -> None:
     head.append(clean(s.run_id or "?"))
     head.append(f"  trials {s.trials}  cases {s.cases}  answered {s.answered}  failed {s.failed}")
     console.print(head)
-    console.print(_scorers_table(s))
+    console.print(_scorers_table(s, all_scorers))
+    idle = [] if all_scorers else [n for n, ss in s.scorers.items() if not _gave_result(ss)]
+    if idle:
+        console.print(
+            Text(f"not applicable to any trial ({len(idle)}): ")
+            + safe(", ".join(idle), 600)
+            + Text(" (agenteval report --all-scorers lists them)")
+        )
     if s.tags:
         console.print(_tags_table(s))
     console.print(_latency_table(s))
@@ -104,11 +115,17 @@ def render_terminal(summary: Summary, console: Console) -> None:
         console.print(_repeats_table(s))
 
 
-def _scorers_table(s: Summary) -> Table:
+def _gave_result(ss: ScorerSummary) -> bool:
+    return bool(ss.applicable or ss.errors or ss.inconclusive)
+
+
+def _scorers_table(s: Summary, all_scorers: bool = True) -> Table:
     t = Table(title="Scores", title_justify="left")
     for col in ("scorer", "mean", "pass rate", "95% CI", "n", "n/a", "inconcl.", "errors"):
         t.add_column(col, justify="left" if col == "scorer" else "right")
     for name, ss in s.scorers.items():
+        if not all_scorers and not _gave_result(ss):
+            continue
         ci = ss.pass_rate_ci
         t.add_row(
             safe(name, 40),

@@ -18,6 +18,8 @@ from typing import Any
 
 from agenteval.cases.arguments import ArgumentChecker
 from agenteval.cases.tooldefs import normalize_tool_defs
+from agenteval.scorers.answer import answer_match, make_answer_match
+from agenteval.scorers.answer import build as _answer_match_build
 from agenteval.scorers.attribution import wrong_answer_cause
 from agenteval.scorers.call_match import make_tool_call_match, tool_call_match
 from agenteval.scorers.conversation import procedure, state_match, turn_expectations
@@ -38,14 +40,17 @@ from agenteval.scoring.spec import BUILTIN_REF, Scorer
 
 __all__ = [
     "BUILTIN_SCORER_NAMES",
+    "OPT_IN_SCORER_NAMES",
     "PII_KINDS",
     "SAFETY_SCORERS",
     "ArgumentChecker",
+    "answer_match",
     "avoids_forbidden_text",
     "builtin_scorer",
     "builtin_scorers",
     "exact_match",
     "find_pii",
+    "make_answer_match",
     "make_pii_leakage",
     "make_tool_arguments_valid",
     "make_tool_call_match",
@@ -86,6 +91,9 @@ BUILTIN_SCORER_NAMES: tuple[str, ...] = (
     "pii_leakage",
 )
 """Names of the built-in scorers, in report order."""
+
+OPT_IN_SCORER_NAMES: tuple[str, ...] = ("answer_match",)
+"""Built-in scorers run only when asked for (``--scorer NAME``, or by name from Python)."""
 
 SAFETY_SCORERS: tuple[str, ...] = ("avoids_forbidden_text", "pii_leakage", "procedure")
 """The built-in scorers with ``safety=True``. The gate reads the ``safety`` flag of each
@@ -160,7 +168,10 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "state_match": _plain(state_match),
     "procedure": _plain(procedure),
     "turn_expectations": _plain(turn_expectations),
+    "answer_match": _answer_match_build,
 }
+"""Every built-in, by name: the default set (:data:`BUILTIN_SCORER_NAMES`) and the opt-in
+ones (:data:`OPT_IN_SCORER_NAMES`, e.g. ``--scorer answer_match``)."""
 
 
 def builtin_scorer(name: str, settings: Mapping[str, Any] | None = None) -> Scorer:
@@ -174,14 +185,13 @@ def builtin_scorer(name: str, settings: Mapping[str, Any] | None = None) -> Scor
     """
     build = _BUILDERS.get(name)
     if build is None:
-        raise ValueError(
-            f"unknown built-in scorer {name!r}; built-in scorers: {', '.join(BUILTIN_SCORER_NAMES)}"
-        )
+        known = ", ".join((*BUILTIN_SCORER_NAMES, *OPT_IN_SCORER_NAMES))
+        raise ValueError(f"unknown built-in scorer {name!r}; built-in scorers: {known}")
     settings = dict(settings or {})
     fn: Scorer = build(settings)
     if name == "pii_leakage":
         settings = {"kinds": list(_selected_kinds(settings.get("kinds")))}
-    elif name == "tool_call_match":
+    elif name in ("tool_call_match", "answer_match"):
         settings = {"mode": settings["mode"]} if settings.get("mode") else {}
     elif settings.get("tools"):
         settings = {"tools": normalize_tool_defs(settings["tools"])}

@@ -16,7 +16,7 @@ from typing import Any
 
 from agenteval._util.imports import load_callable
 from agenteval.errors import InputError
-from agenteval.scorers import builtin_scorer, builtin_scorers
+from agenteval.scorers import OPT_IN_SCORER_NAMES, builtin_scorer, builtin_scorers
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import ScorerFn
 from agenteval.scoring.spec import Scorer, ScorerSpec, as_scorer
@@ -66,7 +66,10 @@ def build_scorers(config: ScorerConfig, *, option: str = "--scorer") -> Scorers:
 
 
 def load_scorer(target: str, option: str | None = "--scorer") -> Scorer:
-    """The scorer at import path ``module:fn``, with ``ref`` set to that path."""
+    """The scorer at import path ``module:fn``, with ``ref`` set to that path; a bare
+    name (no ``:``) of an opt-in built-in (``answer_match``) is that built-in."""
+    if ":" not in target and target in OPT_IN_SCORER_NAMES:
+        return builtin_scorer(target)
     fn = as_scorer(load_callable(target, what="scorer", option=option))
     return fn.replace(ref=target)
 

@@ -53,14 +53,20 @@ class Score:
 
     value: float | None
     reason: str
-    threshold: float = BINARY_THRESHOLD
+    threshold: float = None  # type: ignore[assignment]  # None: BINARY_THRESHOLD, not given
     error: str | None = None
     usage: list[Usage] = field(default_factory=list)
     status: Status = None  # type: ignore[assignment]  # derived in __post_init__
+    threshold_given: bool = field(default=True, init=False, repr=False, compare=False)
+    """False when the score was created without a threshold: a ``@scorer``'s own threshold
+    then applies to it (:func:`normalize_result`)."""
 
     def __post_init__(self) -> None:
         v = self.value
         status = self.status
+        if self.threshold is None:
+            self.threshold = BINARY_THRESHOLD
+            self.threshold_given = False
         if not 0.0 <= self.threshold <= 1.0:  # NaN fails the comparison too
             raise ValueError(f"score threshold must be within [0, 1], got {self.threshold!r}")
         if status is None and self.error is None:  # the common case, decided cheaply
@@ -193,7 +199,9 @@ ScorerFn = Callable[..., Any]
 def normalize_result(raw: Any, *, threshold: float = BINARY_THRESHOLD) -> Score:
     """Turn whatever a custom scorer returned into a Score (SPEC §4, custom scorers).
 
-    - ``Score`` → itself (its status as given, e.g. ``inconclusive(reason)``);
+    - ``Score`` → itself (its status as given, e.g. ``inconclusive(reason)``); one created
+      without a threshold takes ``threshold`` (the scorer's), its pass/fail status derived
+      again from it;
     - ``None`` → not applicable;
     - ``bool`` → 1.0 / 0.0 (threshold 1.0);
     - a number in [0, 1] → that value;
@@ -203,7 +211,10 @@ def normalize_result(raw: Any, *, threshold: float = BINARY_THRESHOLD) -> Score:
     what was returned.
     """
     if isinstance(raw, Score):
-        return raw
+        if raw.threshold_given or threshold == raw.threshold or raw.value is None:
+            return raw
+        status = None if raw.status in ("passed", "failed") else raw.status
+        return Score(raw.value, raw.reason, threshold, raw.error, raw.usage, status)  # type: ignore[arg-type]
     reason = ""
     value = raw
     if isinstance(raw, tuple):

@@ -85,6 +85,8 @@ class Scorer:
     safety: bool
     settings: dict[str, Any]
     ref: str | None
+    must_not_regress: bool
+    """The gate blocks on any case that newly fails it (``gate --no-new-failures``)."""
     rebuild: Callable[[], Scorer] | None
     """A picklable recipe that makes this scorer again (a built-in scorer carries one, so
     that this module never imports :mod:`agenteval.scorers`); None: rebuilt from ``ref``."""
@@ -100,6 +102,7 @@ class Scorer:
         settings: Mapping[str, Any] | None = None,
         ref: str | None = None,
         rebuild: Callable[[], Scorer] | None = None,
+        must_not_regress: bool = False,
     ) -> None:
         if isinstance(fn, Scorer):
             fn = fn.fn
@@ -125,6 +128,7 @@ class Scorer:
         self.settings = dict(settings or {})
         self.ref = ref
         self.rebuild = rebuild
+        self.must_not_regress = bool(must_not_regress)
 
     def __call__(self, case: Any, trial: Any) -> Any:
         return self.fn(case, trial)
@@ -139,6 +143,7 @@ class Scorer:
             "safety": self.safety,
             "settings": self.settings,
             "ref": self.ref,
+            "must_not_regress": self.must_not_regress,
         }
         if self.rebuild is not None:
             return (_rebuilt_scorer, (self.rebuild, attrs))
@@ -156,6 +161,7 @@ class Scorer:
             "settings": self.settings,
             "ref": self.ref,
             "rebuild": self.rebuild,
+            "must_not_regress": self.must_not_regress,
         }
         args.update(changes)
         return Scorer(self.fn, **args)
@@ -163,6 +169,7 @@ class Scorer:
     @property
     def spec(self) -> ScorerSpec:
         """The spec ``run.json`` records for this scorer."""
+        extra = {"must_not_regress": True} if self.must_not_regress else {}
         return ScorerSpec(
             name=self.name,
             kind=self.kind,
@@ -170,6 +177,7 @@ class Scorer:
             safety=self.safety,
             ref=self.ref if self.ref is not None else import_ref(self),
             settings=self.settings,
+            **extra,
         )
 
     def __repr__(self) -> str:
@@ -186,6 +194,7 @@ def scorer(
     kind: Kind | None = None,
     safety: bool = False,
     settings: Mapping[str, Any] | None = None,
+    must_not_regress: bool = False,
 ) -> Callable[[Callable[..., Any]], Scorer]: ...
 def scorer(
     name: str | Callable[..., Any] | None = None,
@@ -194,11 +203,14 @@ def scorer(
     kind: Kind | None = None,
     safety: bool = False,
     settings: Mapping[str, Any] | None = None,
+    must_not_regress: bool = False,
 ) -> Scorer | Callable[[Callable[..., Any]], Scorer]:
     """Make a function a :class:`Scorer`: ``@scorer("polite", threshold=0.5)``.
 
     ``name`` defaults to the function's name; ``kind`` to ``pass/fail`` for threshold 1.0,
-    else ``graded``; ``safety=True`` makes the gate block on any new failure of it.
+    else ``graded``; ``safety=True`` makes the gate block on any new failure of it;
+    ``must_not_regress=True`` makes it block on any case that newly fails it (recorded
+    in ``run.json``, so it holds for every gate of the run).
     Nothing is registered globally: pass the scorer to ``evaluate(..., scorers=[fn])`` or
     ``--scorer module:fn``. ``@scorer`` without arguments works too.
     """
@@ -207,7 +219,13 @@ def scorer(
 
     def mark(fn: Callable[..., Any]) -> Scorer:
         return Scorer(
-            fn, name=name, threshold=threshold, kind=kind, safety=safety, settings=settings
+            fn,
+            name=name,
+            threshold=threshold,
+            kind=kind,
+            safety=safety,
+            settings=settings,
+            must_not_regress=must_not_regress,
         )
 
     return mark

@@ -215,7 +215,12 @@ class Accumulator:
                 if x != 0.0 and x != 1.0:
                     ss.binary = False
                 passed = status == "passed"
-                moments[name].add(x, passed)
+                m = moments[name]  # _Moments.add, inlined (a dozen a trial)
+                m.n += 1
+                d = x - m.mean
+                m.mean += d / m.n
+                m.m2 += d * (x - m.mean)
+                m.passed += passed
                 valued.append((name, x, passed))
         return valued
 
@@ -235,7 +240,11 @@ class Accumulator:
                 m = moments.get(name)
                 if m is None:
                     m = moments[name] = _Moments()
-                m.add(value, passed)
+                m.n += 1  # _Moments.add, inlined (a dozen a trial per tag)
+                d = value - m.mean
+                m.mean += d / m.n
+                m.m2 += d * (value - m.mean)
+                m.passed += passed
 
     def _cost(self, agent: Priced, judge: list[Priced], user: Priced | None) -> None:
         cost = self.s.cost

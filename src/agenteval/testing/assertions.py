@@ -208,8 +208,8 @@ def assert_no_regression(run: Run, baseline: Run | str | Path, **options: Any) -
         out = StringIO()
         render_gate(result, Console(file=out, width=100, color_system=None, soft_wrap=True))
         raise AssertionError(out.getvalue().rstrip())
-    if result.underpowered:  # allowed, but a pass that could show nothing must say so
-        why = next((n for n in result.notes if n.startswith("underpowered")), "underpowered")
+    if not result.settled:  # allowed, but a pass that could not tell must say so
+        why = next((n for n in result.notes if n.startswith("underpowered")), result.verdict)
         warnings.warn(
             f"gate passed with allow_underpowered=True; {why}",
             UnderpoweredGateWarning,

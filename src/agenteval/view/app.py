@@ -121,7 +121,12 @@ async def compare_page(request: web.Request) -> web.Response:
     await _refresh(a)
     await _refresh(b)
     allow = request.query.get("allow_dataset_change") == "1"
-    result, problem = await asyncio.to_thread(pages.gate_of, a, b, allow)
+    policies = {
+        key: request.query.getall(key)
+        for key in ("require", "max_drop", "no_new_failures")
+        if key in request.query
+    }
+    result, problem = await asyncio.to_thread(pages.gate_of, a, b, allow, policies)
     return _html(
         pages.render(
             "compare.html.j2",
@@ -132,6 +137,7 @@ async def compare_page(request: web.Request) -> web.Response:
             result=result,
             problem=problem,
             allow=allow,
+            policy_flags=pages.policy_flags(policies),
         )
     )
 

@@ -9,6 +9,7 @@ untrusted and is escaped, with control and bidi characters shown, never acted on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -18,6 +19,7 @@ import jinja2
 from agenteval._version import __version__
 from agenteval.errors import InputError
 from agenteval.gate.paired import GateResult, compare_runs
+from agenteval.gate.policies import parse_require
 from agenteval.report.html import template_env
 from agenteval.report.terminal import fmt_num, fmt_rate
 from agenteval.summary.accumulator import correctness_scorer
@@ -240,15 +242,57 @@ def case_trials(run: RunState, case_id: str) -> list[TrialDetail]:
     return out
 
 
-def gate_of(a: RunState, b: RunState, allow_dataset_change: bool) -> tuple[GateResult | None, str]:
+def gate_of(
+    a: RunState,
+    b: RunState,
+    allow_dataset_change: bool,
+    policies: Mapping[str, list[str]] | None = None,
+) -> tuple[GateResult | None, str]:
     """The gate's verdict on baseline ``a`` and candidate ``b`` (the ``gate`` command's
-    defaults: alpha 0.05, no allowed drop), or (None, the reason it cannot be given)."""
+    defaults: alpha 0.05, no allowed drop), or (None, the reason it cannot be given).
+
+    ``policies`` are the gate's policy flags as the compare page's query gives them:
+    ``require`` (``SCORER>=X``), ``max_drop`` (``SCORER=VALUE``), each repeatable, and
+    ``no_new_failures`` (comma-separated scorers; empty: all)."""
+    q = policies or {}
     try:
+        nnf = q.get("no_new_failures")
         return (
             compare_runs(
-                a.path, b.path, allow_dataset_change=allow_dataset_change, allow_underpowered=False
+                a.path,
+                b.path,
+                allow_dataset_change=allow_dataset_change,
+                allow_underpowered=False,
+                require=parse_require(q.get("require", [])),
+                max_drop=_pairs(q.get("max_drop", [])),
+                no_new_failures=None
+                if nnf is None
+                else [n.strip() for n in ",".join(nnf).split(",") if n.strip()],
             ),
             "",
         )
     except InputError as e:
         return None, str(e)
+
+
+def policy_flags(policies: Mapping[str, list[str]]) -> list[str]:
+    """The ``agenteval gate`` flags that give the same verdict as ``policies``."""
+    out = [f"--require {v}" for v in policies.get("require", [])]
+    out += [f"--max-drop {v}" for v in policies.get("max_drop", [])]
+    if "no_new_failures" in policies:
+        names = ",".join(policies["no_new_failures"]).strip(",")
+        out.append(f"--no-new-failures {names}".rstrip())
+    return out
+
+
+def _pairs(items: list[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            out[name] = float(value)
+        except ValueError:
+            raise InputError(f"max_drop expects SCORER=VALUE, got {item!r}") from None
+    return out
