@@ -58,12 +58,6 @@ def test_reading_a_run_never_imports_a_matcher_its_cases_name(tmp_path: Path) ->
     assert not marker.exists(), "the server imported a file named by a run's cases.jsonl"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="view/catalog.py Catalog.case validates the case with its expected_calls, which"
-    " imports the $python matchers a run's cases.jsonl names (agenteval view's trial page);"
-    " view/ is another engineer's: fix there as mcp_server.tools.read_case does",
-)
 def test_the_viewer_reading_a_case_never_imports_a_matcher_its_cases_name(
     tmp_path: Path,
 ) -> None:

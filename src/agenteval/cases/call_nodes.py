@@ -187,6 +187,11 @@ class Present(Node):
         return "<any>"
 
 
+class UntrustedMatcher(Exception):
+    """A ``$python`` matcher of a case read back from a run that is not trusted: its code
+    was not imported, so it cannot be called (the scorer that needs it errors, naming it)."""
+
+
 class PythonNode(Node):
     def __init__(self, fn: Callable[[Any], Any], target: str) -> None:
         self.fn = fn
@@ -196,6 +201,8 @@ class PythonNode(Node):
         try:
             ok = bool(self.fn(actual))
         except Exception as e:  # a matcher that raises does not match
+            if isinstance(e, UntrustedMatcher):  # not imported: no verdict at all
+                raise
             return f"{path}: {self.target} raised {type(e).__name__}"
         return None if ok else f"{path} differs"
 

@@ -52,6 +52,7 @@ from agenteval.cases.call_nodes import (
     PythonNode,
     Regex,
     Rules,
+    UntrustedMatcher,
     is_number,
     show,
 )
@@ -251,9 +252,24 @@ def _load_matcher(target: str) -> Any:
         raise ValueError(str(e)) from None
 
 
-def compile_expected_calls(raw: Any) -> list[CallSpec]:
-    """A case's (or a turn's) ``expected_calls``, compiled; ``$python`` matchers loaded.
+class _NotImported:
+    """Stands for a ``$python`` matcher whose module was not imported."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def __call__(self, value: Any) -> bool:
+        raise UntrustedMatcher(
+            f"$python matcher {self.target} was not imported: code a run's cases name is"
+            " imported only for a run you trust (agenteval rescore --trust-run)"
+        )
+
+
+def compile_expected_calls(raw: Any, *, import_code: bool = True) -> list[CallSpec]:
+    """A case's (or a turn's) ``expected_calls``, compiled; ``$python`` matchers loaded,
+    or, with ``import_code`` False (a case read back from a run), left unimported: calling
+    one raises :class:`UntrustedMatcher`.
 
     Raises ValueError naming the call and argument, for pydantic to report on the field.
     """
-    return compile_calls(raw, _load_matcher)
+    return compile_calls(raw, _load_matcher if import_code else _NotImported)

@@ -31,6 +31,21 @@ from agenteval.cases.conversation import (
 )
 from agenteval.cases.tooldefs import tool_list_field
 
+UNTRUSTED_CODE = "agenteval_untrusted_code"
+"""Validation context key: true for a case read back from a run (a run may come from
+someone else), whose ``$python`` matchers are then not imported (:func:`case_from_run`)."""
+
+
+def case_from_run(data: str | bytes | dict[str, Any], *, trust_code: bool = False) -> Case:
+    """A case of a run's ``cases.jsonl`` snapshot (a JSON line or its object): validated as
+    any case, but the code its ``$python`` matchers name is imported only with
+    ``trust_code`` (ValueError for a bad case, as ``Case.model_validate`` raises)."""
+    context = {UNTRUSTED_CODE: not trust_code}
+    if isinstance(data, dict):
+        return Case.model_validate(data, context=context)
+    return Case.model_validate_json(data, context=context)
+
+
 Message = dict[str, Any]
 """One chat message: ``{"role": ..., "content": ...}`` (plus any OpenAI message fields)."""
 
@@ -302,12 +317,12 @@ class Case(BaseModel):
 
     @field_validator("expected_calls", mode="after")
     @classmethod
-    def _expected_calls(cls, v: list[dict[str, Any]] | None) -> Any:
+    def _expected_calls(cls, v: list[dict[str, Any]] | None, info: ValidationInfo) -> Any:
         if v is None:
             return None
-        return _CompiledCalls(
-            v, compile_expected_calls(v)
-        )  # ValueError names the call and argument
+        import_code = not (info.context or {}).get(UNTRUSTED_CODE, False)
+        specs = compile_expected_calls(v, import_code=import_code)  # ValueError names it
+        return _CompiledCalls(v, specs)
 
     def call_specs(self) -> list[CallSpec] | None:
         """``expected_calls`` compiled into matchers (at validation); None when it has none."""

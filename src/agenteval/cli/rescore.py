@@ -106,9 +106,12 @@ def run(args: argparse.Namespace) -> int:
     settings = old.settings
     if sel is not None:
         keep, settings = select_run_cases(
-            sel, load_run_cases(src), old, parallel=executor_from_args(args) is not None
+            sel,
+            load_run_cases(src, trust_code=args.trust_run),
+            old,
+            parallel=executor_from_args(args) is not None,
         )
-    cases = RunCases(src)
+    cases = RunCases(src, trust_code=args.trust_run)
     try:
         header = RunHeader(
             kind="rescore",
@@ -142,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
                         live = live_summary(writer)
                         if live.contribution_args() is None:
                             live = None  # no correctness scorer named: read the new run back
-                        seen = rescore_parallel(src, writer, scorers, executor, live)
+                        seen = rescore_parallel(
+                            src, writer, scorers, executor, live, trust_code=args.trust_run
+                        )
                         cases.check_rest(seen=seen)
                     finish_run(writer, console_for(args), show=not args.quiet, live=live)
             except BaseException:

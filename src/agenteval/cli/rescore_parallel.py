@@ -53,6 +53,8 @@ class RescoreJob:
     src: str
     scorers: Scorers
     summary: tuple[PriceTable, str] | None = None
+    trust_code: bool = False
+    """Import the code the run's ``$python`` matchers name (``--trust-run``)."""
     """(prices, correct_by) of the driver's summary: each trial's :data:`Contribution` is
     computed here, so the driver folds plain values instead of reading the new run back.
     Measured (bench/scale.py, rescore of 100,000 trials, 2 cores): the driver's CPU went
@@ -63,13 +65,18 @@ class RescoreJob:
     _frags: dict[_ScoreKey, str] = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"src": self.src, "scorers": self.scorers, "summary": self.summary}
+        return {
+            "src": self.src,
+            "scorers": self.scorers,
+            "summary": self.summary,
+            "trust_code": self.trust_code,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
 
     def setup(self) -> None:
-        self._cases = RunCases(self.src)
+        self._cases = RunCases(self.src, trust_code=self.trust_code)
         self._fh = open(Path(self.src) / TRIALS, "rb")  # noqa: SIM115 - the worker's life
 
     def __call__(self, batch: list[Line]) -> list[Out] | Failed:
@@ -115,6 +122,8 @@ def rescore_parallel(
     scorers: Scorers,
     executor: Executor,
     live: LiveSummary | None = None,
+    *,
+    trust_code: bool = False,
 ) -> set[str]:
     """Rescore every trial of ``src`` on ``executor``'s workers into ``writer``; the case
     ids seen (for the check of the cases never asked for). InputError for bad input.
@@ -124,7 +133,7 @@ def rescore_parallel(
     (:meth:`LiveSummary.accepts_contributions`)."""
     summary = live.contribution_args() if live is not None else None
     spec = prepare(
-        RescoreJob(str(src), scorers, summary),
+        RescoreJob(str(src), scorers, summary, trust_code),
         [(f"scorer '{s.name}'", s) for s in scorers.scorers],
         [s.ref for s in scorers.scorers],
     )

@@ -9,7 +9,7 @@ from typing import IO
 
 from pydantic_core import from_json
 
-from agenteval.cases.case import Case
+from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.rundir.writer import cases_path
 
@@ -23,8 +23,9 @@ def _bad_case(e: ValueError, path: Path, lineno: int) -> InputError:
     return InputError(f"bad case ({msg})", file=path, line=lineno)
 
 
-def load_run_cases(run_dir: str | Path) -> dict[str, Case]:
-    """The cases snapshot of a run, by id (a later line with the same id wins)."""
+def load_run_cases(run_dir: str | Path, *, trust_code: bool = False) -> dict[str, Case]:
+    """The cases snapshot of a run, by id (a later line with the same id wins); the code
+    its ``$python`` matchers name is imported only with ``trust_code``."""
     path = cases_path(run_dir)
     cases: dict[str, Case] = {}
     try:
@@ -35,7 +36,7 @@ def load_run_cases(run_dir: str | Path) -> dict[str, Case]:
         for lineno, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    c = Case.model_validate_json(line)
+                    c = case_from_run(line, trust_code=trust_code)
                 except ValueError as e:
                     raise _bad_case(e, path, lineno) from None
                 cases[c.id] = c
@@ -52,8 +53,9 @@ class RunCases:
     lines never asked for, so that a bad case anywhere in the snapshot is still an error.
     """
 
-    def __init__(self, run_dir: str | Path) -> None:
+    def __init__(self, run_dir: str | Path, *, trust_code: bool = False) -> None:
         self.path = cases_path(run_dir)
+        self.trust_code = trust_code  # import the code $python matchers name
         try:
             self._fh: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
         except OSError:
@@ -83,7 +85,7 @@ class RunCases:
         case_id = data.get("id") if isinstance(data, dict) else None
         if not isinstance(case_id, str):  # pydantic words the message
             try:
-                Case.model_validate_json(raw)
+                case_from_run(raw, trust_code=self.trust_code)
             except ValueError as e:
                 raise _bad_case(e, self.path, lineno) from None
             raise InputError("bad case (no id)", file=self.path, line=lineno)  # pragma: no cover
@@ -103,7 +105,7 @@ class RunCases:
         self._fh.seek(offset)
         raw = self._fh.readline()
         try:
-            case = Case.model_validate_json(raw)
+            case = case_from_run(raw, trust_code=self.trust_code)
         except ValueError as e:
             raise _bad_case(e, self.path, lineno) from None
         self._seen.add(case_id)

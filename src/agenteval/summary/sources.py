@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from agenteval.cases.case import Case
+from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.llm.pricing import PriceTable
 from agenteval.rundir import RunHeader, cases_path
@@ -24,7 +24,7 @@ def load_cases(run_dir: str | Path) -> dict[str, Case] | None:
             if not line.strip():
                 continue
             try:
-                case = Case.model_validate_json(line)
+                case = case_from_run(line)  # never imports code the run names
             except ValidationError as e:
                 err = e.errors()[0]
                 field = ".".join(str(p) for p in err["loc"]) or None

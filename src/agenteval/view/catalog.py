@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic_core import from_json
 
 from agenteval._util.regular import not_regular, open_regular
-from agenteval.cases.case import Case
+from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.rundir import CASES, HEADER, TRIALS, RunHeader, read_header
 from agenteval.rundir.lock import RunLock
@@ -182,7 +182,7 @@ class RunState:
                         continue
                     if isinstance(d, dict) and d.get("id") == case_id:
                         try:
-                            return Case.model_validate(d)
+                            return case_from_run(d)  # never imports code the run names
                         except ValueError:
                             return None
         except OSError:
