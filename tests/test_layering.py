@@ -280,3 +280,40 @@ def test_the_scan_finds_a_cycle_made_by_a_function_local_import(tmp_path: Path) 
         },
     )
     assert cycles(import_graph(src)) == [["agenteval.gate.a", "agenteval.gate.b"]]
+
+
+def _uncommented_local_imports(path: Path) -> list[str]:
+    """Function-local imports of agenteval modules with no comment saying why: on the
+    import's own lines, or on the line above the block of imports it belongs to."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for sub in ast.walk(node):
+            if not isinstance(sub, ast.Import | ast.ImportFrom):
+                continue
+            module = sub.module if isinstance(sub, ast.ImportFrom) else sub.names[0].name
+            if not (module or "").startswith("agenteval") or getattr(sub, "level", 0):
+                continue
+            end = sub.end_lineno or sub.lineno
+            if "#" in "".join(lines[sub.lineno - 1 : end]):
+                continue
+            i = sub.lineno - 2
+            while i >= 0 and (
+                lines[i].strip().startswith(("from ", "import "))
+                or lines[i].strip() == ")"
+                or (lines[i].strip().endswith(",") and not lines[i].strip().startswith("#"))
+            ):
+                i -= 1
+            if i < 0 or not lines[i].strip().startswith("#"):
+                found.append(f"{path.relative_to(SRC)}:{sub.lineno}")
+    return found
+
+
+def test_a_function_local_import_says_why() -> None:
+    """A function-local import remains only for start-up laziness or an optional
+    dependency, and a comment says which (issue 25)."""
+    missing = [where for path in _modules().values() for where in _uncommented_local_imports(path)]
+    assert missing == []

@@ -165,6 +165,7 @@ class Run:
     def summary_model(self) -> Summary:
         """The same summary as a typed :class:`agenteval.summary.model.Summary`
         (``run.summary_model.scorers["exact_match"].mean``); empty when none was written."""
+        # imported on first use, so that importing this module stays light
         from agenteval.summary.model import Summary
 
         return Summary.model_validate(self.summary)
@@ -233,6 +234,7 @@ def _as_agent(agent: AgentLike, capture: str = "auto", capture_proxy: str | None
 def _with_user(agent: Agent, user: UserLike) -> Agent:
     """``agent`` with the simulated user ``user`` (``evaluate(user=...)``) for the cases
     with a ``user`` block: the same wrapping as ``agenteval run --user``."""
+    # imported on first use, so that importing this module stays light
     from agenteval.conversation.agent import ConversationAgent
     from agenteval.conversation.users import as_user
 
@@ -282,6 +284,7 @@ async def aevaluate(
 
 
 async def _aevaluate(dataset: DatasetLike, agent: AgentLike, options: EvaluateOptions) -> Run:
+    # imported on first use, so that importing this module stays light
     from agenteval.run.finish import finish_run
     from agenteval.run.runner import RunControl, RunProgress
 
@@ -328,6 +331,7 @@ def _checked(run: Run, max_failure_rate: float | None) -> Run:
     """``run``, or TooManyFailuresError when ``max_failure_rate`` is given and exceeded."""
     if max_failure_rate is None:
         return run
+    # imported on first use, so that importing this module stays light
     from agenteval.run.runner import failure_problem
 
     problem = failure_problem(run.summary, max_failure_rate)
@@ -422,6 +426,7 @@ def evaluate(dataset: DatasetLike, agent: AgentLike, **options: Unpack[EvaluateK
 def _session(
     dataset: Path, agent: AgentLike, options: EvaluateOptions, temporary: Path | None
 ) -> Session:
+    # imported on first use, so that importing this module stays light
     from agenteval.executors import resolve as resolve_executor
 
     out_path = temporary / "run" if temporary is not None else Path(options.out or ".")
@@ -432,6 +437,7 @@ def _session(
     )
     prices = options.prices
     if prices is None:
+        # imported on first use, so that importing this module stays light
         from agenteval.llm.pricing import PriceTable
 
         prices = PriceTable.default().to_dict()

@@ -167,6 +167,7 @@ def _auto_name(cell: Cell, varying: set[str] | None) -> str:
 
 def read_matrix(path: str | Path) -> Matrix:
     """The matrix file at ``path`` (the module docstring); InputError naming the key."""
+    # imported when this command runs: the other commands start without it
     from agenteval._util.yaml_guard import safe_load
 
     p = Path(path)
@@ -321,6 +322,7 @@ def run_matrix(
                   f"{', '.join(n for n in names if n not in codes) or 'none'}",
                   file=sys.stderr)  # fmt: skip
             return code
+    # imported when this command runs: the other commands start without it
     from agenteval.cli.gate import gate_runs, render_comparison
     from agenteval.report import summarize
 

@@ -222,6 +222,7 @@ def gate_runs(
     on the cases they share (``allow_dataset_change`` for those cases only): a selected case
     with no trial in the candidate is still missing and blocks.
     """
+    # imported when this command runs: the other commands start without it
     from agenteval.dataset.selection import describe_selection
     from agenteval.rundir import read_header
     from agenteval.summary.sources import case_ids

@@ -82,6 +82,7 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no summary on stdout")
     add_judge_args(p, required=True)
     add_selection_args(p)
+    # imported when this command runs: the other commands start without it
     from agenteval.cli._executor_args import add_executor_args
 
     add_executor_args(p)
@@ -156,6 +157,7 @@ def run_judge(args: argparse.Namespace) -> int:
     sel = selection_from_args(args)
     settings, snapshot = old.settings, cases_path(src).read_bytes()
     if sel is not None:  # only the selected cases' trials (docs/selection.md)
+        # imported when this command runs: the other commands start without it
         from agenteval.dataset import canonical_case_json
 
         chosen, settings = select_run_cases(
@@ -177,6 +179,7 @@ def run_judge(args: argparse.Namespace) -> int:
     console = console_for(args)
     executor = executor_from_args(args)
     if executor is not None:
+        # imported when this command runs: the other commands start without it
         from agenteval.cli.judge_parallel import judge_job_spec, judge_parallel
 
         spec = judge_job_spec(src, config)  # refused before anything is written

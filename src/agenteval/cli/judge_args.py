@@ -70,6 +70,7 @@ def add_judge_args(p: argparse.ArgumentParser, *, required: bool = False) -> Non
 
 def parse_rubric_spec(spec: str) -> Rubric:
     """``NAME_OR_FILE`` or ``NAME_OR_FILE:SCALE`` (SCALE one of binary, partial, likert)."""
+    # imported when this command runs: the other commands start without it
     from agenteval.judge import SCALES, load_rubric
 
     head, sep, tail = spec.rpartition(":")
@@ -86,6 +87,7 @@ def judge_config_from_args(args: argparse.Namespace) -> JudgeConfig | None:
     """
     if not args.rubric:
         return None
+    # imported when this command runs: the other commands start without it
     from agenteval.judge import JudgeConfig, default_cache_dir
     from agenteval.llm.http import RetryPolicy
 
@@ -103,6 +105,7 @@ def judge_config_from_args(args: argparse.Namespace) -> JudgeConfig | None:
         raise InputError("must be at least 0", field="--judge-retries")
     if args.judge_timeout is not None and args.judge_timeout <= 0:
         raise InputError("must be positive", field="--judge-timeout")
+    # imported when this command runs: the other commands start without it
     from agenteval.cli.cache_args import judge_cache_from_args
 
     cache, cache_mode = judge_cache_from_args(args, default_cache_dir())

@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.runs).is_dir():  # said before the mcp package is loaded
         raise InputError(f"--runs {args.runs}: is not a directory")
     try:
+        # imported when this command runs: the other commands start without it
         from agenteval.mcp_server.server import serve
     except ModuleNotFoundError as e:
         if e.name is not None and (e.name == "mcp" or e.name.startswith("mcp.")):

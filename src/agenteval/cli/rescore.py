@@ -84,6 +84,7 @@ def register(sub: Any) -> None:
     )
     add_selection_args(p)
     add_scorer_args(p)
+    # imported when this command runs: the other commands start without it
     from agenteval.cli._executor_args import add_executor_args
 
     add_executor_args(p)
@@ -140,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
                         ids = None if keep is None else {c.id for c in keep}
                         _rescore(src, writer, cases, scorers, ids)
                     else:  # workers score and say what each trial adds to the summary
+                        # imported when this command runs: the other commands start without it
                         from agenteval.cli.rescore_parallel import rescore_parallel
 
                         live = live_summary(writer)

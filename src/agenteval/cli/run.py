@@ -181,6 +181,7 @@ def register(sub: Any) -> None:
     add_judge_args(p)
     add_user_args(p)
     add_benchmark_args(p)
+    # imported when this command runs: the other commands start without it
     from agenteval.cli._executor_args import add_executor_args
 
     add_executor_args(p)
@@ -235,6 +236,7 @@ def build_agent(args: argparse.Namespace) -> Agent:
         raise InputError(
             "--otlp-receiver needs an HTTP agent (--http-config, --endpoint or --agent"
             " tool-loop); a Python --agent is captured in-process (--capture)"
+            # imported when this command runs: the other commands start without it
         )
     from agenteval._util.net import is_loopback
     from agenteval.traces.receiver import OtlpReceiver, parse_address
@@ -287,6 +289,7 @@ def _adapter(args: argparse.Namespace) -> Agent:
         )
     policy = retry_policy(args)
     if args.http_config:
+        # imported when this command runs: the other commands start without it
         from agenteval.agents.http_json import HttpJsonAgent
 
         return HttpJsonAgent(
@@ -294,6 +297,7 @@ def _adapter(args: argparse.Namespace) -> Agent:
         )
     if not args.model:
         raise InputError("--endpoint needs --model NAME")
+    # imported when this command runs: the other commands start without it
     from agenteval.agents.openai_chat import OpenAIChatAgent
 
     template = None
@@ -334,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
 
     matrix = matrix_from_args(args)
     if matrix is not None:
+        # imported when this command runs: the other commands start without it
         from agenteval.cli._matrix import run_matrix
 
         if not args.dataset:
@@ -379,6 +384,7 @@ def run_session(
     cell; ``show=False``: no summary, the matrix prints its table).
     """
     agent = cache_args.apply_cache(agent, args)
+    # imported when this command runs: the other commands start without it
     from agenteval.cli._executor_args import executor_from_args
     from agenteval.llm.pricing import PriceTable, load_prices
 
@@ -386,6 +392,7 @@ def run_session(
     judge = None
     judge_config = judge_config_from_args(args)
     if judge_config is not None:
+        # imported when this command runs: the other commands start without it
         from agenteval.judge import Judge
 
         judge = Judge(judge_config)
@@ -414,6 +421,7 @@ def run_session(
         inputs=[
             (what, Path(v) if v else None)
             for what, v in (
+                # imported when this command runs: the other commands start without it
                 ("prompt template", args.prompt_template),
                 ("price table", args.prices),
                 ("HTTP config", args.http_config),
@@ -437,6 +445,7 @@ def run_session(
         render=render_summary,
     )
     if session.selected is not None:
+        # imported when this command runs: the other commands start without it
         from agenteval.dataset.selection import describe_selection
 
         print(f"agenteval: selection: {describe_selection(session.selected)}", file=sys.stderr)

@@ -192,6 +192,7 @@ def serve(root: str | Path, *, allow_run: bool = False) -> int:
     """Serve over stdio until the client closes it (0), or SIGINT/SIGTERM/SIGHUP stop the
     server (130/143/129); either way the runs it started that are still going are stopped
     (:meth:`Jobs.close`)."""
+    # imported on first use, so that importing this module stays light
     from agenteval.run.signals import exit_on_stop_signals
 
     server, jobs = build_server(root, allow_run=allow_run)

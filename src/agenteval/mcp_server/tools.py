@@ -192,6 +192,7 @@ class RunsFolder:
 
     def summary(self, run: str) -> dict[str, Any]:
         """The run's summary: what ``agenteval report RUN --json FILE`` writes."""
+        # imported on first use, so that importing this module stays light
         from agenteval.report import summarize
 
         state = self._read(run)
@@ -327,6 +328,7 @@ class RunsFolder:
         """The gate's verdict on ``candidate`` against ``baseline``: what ``agenteval gate
         BASELINE CANDIDATE --json FILE`` writes, plus ``exit_code`` (what the command
         would exit with)."""
+        # imported on first use, so that importing this module stays light
         from agenteval.gate import compare_runs
 
         if not (isinstance(alpha, float | int) and 0.0 < alpha < 1.0):

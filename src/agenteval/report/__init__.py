@@ -57,6 +57,7 @@ def write_html(
 
     The HTML module (jinja2) is imported on first use, not by every command.
     """
+    # imported on first use, so that importing this module stays light
     from agenteval.report import html
 
     return html.write_html(run_dir, out_path, prices=prices)

@@ -168,6 +168,7 @@ class OtlpJsonFile:
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
         from opentelemetry.sdk.trace.export import SpanExportResult
 
+        # imported on first use, so that importing this module stays light
         from agenteval.traces.otlp import request_to_json
 
         doc = request_to_json(encode_spans(spans))
@@ -196,6 +197,7 @@ def otlp_http_sink(endpoint: str, timeout_s: float = 10.0) -> Any:
 
 
 def _cases(run_dir: Path) -> dict[str, Case]:
+    # imported on first use, so that importing this module stays light
     from agenteval.dataset import iter_cases
 
     path = run_dir / CASES

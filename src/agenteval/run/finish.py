@@ -24,6 +24,7 @@ Render = Callable[["Summary", Console], None]
 
 def live_summary(writer: RunWriter) -> LiveSummary:
     """Count every trial the writer appends from now on (call right after creating it)."""
+    # imported on first use, so that importing this module stays light
     from agenteval.summary.live import LiveSummary
 
     live = LiveSummary(writer.run_dir, writer.header)
@@ -44,6 +45,7 @@ def finish_run(
     (e.g. after ``--resume``) the run directory is summarised from its files. Nothing is
     printed when ``render`` is None or the console is quiet.
     """
+    # imported on first use, so that importing this module stays light
     from agenteval.summary.compute import summarize
 
     summary = live.finish() if live is not None else summarize(writer.run_dir)

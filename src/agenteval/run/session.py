@@ -139,6 +139,7 @@ class Session:
     """``settings.selection`` as the dataset pass found it (the parts, ``selected``, ``of``)."""
 
     def __post_init__(self) -> None:
+        # imported on first use, so that importing this module stays light
         from agenteval.conversation.agent import ConversationAgent
 
         # Conversations and per-trial state run inside the agent, one trial each: the
@@ -167,6 +168,7 @@ class Session:
         """
         check_out_dir(self.out, [("dataset", self.dataset), *self.inputs])
         if self.executor is not None:  # what cannot travel to a worker: refused now
+            # imported on first use, so that importing this module stays light
             from agenteval.executors.runjob import run_job_spec
 
             self._job = run_job_spec(self.agent, self.scorers, self.judge, self.settings)
@@ -348,6 +350,7 @@ class Session:
         items = work_items(self._cases(), self.settings.repeats, opened.done)
         judge: TrialJudge | None = self.judge
         if self.executor is not None:  # workers compute, this process writes
+            # imported on first use, so that importing this module stays light
             from agenteval.executors.runjob import run_on_workers
 
             assert self._job is not None, "open() checks what travels to the workers"

@@ -234,6 +234,7 @@ def _turn_case(case: Case, i: int) -> Case:
 
 
 def _turn_problems(case: Case, i: int, turn: TurnView) -> list[str]:
+    # imported on first use, so that importing this module stays light
     from agenteval.scorers.call_match import tool_call_match
     from agenteval.scorers.correctness import exact_match
     from agenteval.scorers.safety import avoids_forbidden_text

@@ -199,6 +199,7 @@ def assert_no_regression(run: Run, baseline: Run | str | Path, **options: Any) -
 
     from rich.console import Console
 
+    # imported on first use, so that importing this module stays light
     from agenteval.gate import compare_runs
     from agenteval.report.gate_text import render_gate
 

@@ -124,6 +124,7 @@ class _Spec:
     def case_ids(self) -> list[str]:
         if not isinstance(self.dataset, str | Path):
             return [_case_id(c) for c in self.dataset]
+        # imported on first use, so that importing this module stays light
         from agenteval.dataset import iter_cases
 
         return [c.id for c in iter_cases(self.dataset)]
@@ -158,6 +159,7 @@ def _stable(value: Any) -> tuple[bool, str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if CASE_FIXTURE not in metafunc.fixturenames:
         return
+    # imported on first use, so that importing this module stays light
     from agenteval.errors import AgentEvalError
 
     try:
@@ -212,6 +214,7 @@ class _Evaluations:
         return wanted
 
     def _evaluate(self, spec: _Spec, session: pytest.Session) -> Run:
+        # imported on first use, so that importing this module stays light
         from agenteval.evaluation import Run, evaluate
 
         selected = self._selected(spec, session)
@@ -239,6 +242,7 @@ class _Evaluations:
 def _cases(spec: _Spec) -> list[Any]:
     if not isinstance(spec.dataset, str | Path):
         return list(spec.dataset)
+    # imported on first use, so that importing this module stays light
     from agenteval.dataset import iter_cases
 
     return list(iter_cases(spec.dataset))
@@ -286,6 +290,7 @@ def agenteval_run(request: pytest.FixtureRequest, _agenteval_evaluations: _Evalu
 def agenteval_case(request: pytest.FixtureRequest, agenteval_run: Run) -> CaseResult:
     """One case's result (the test is parametrised by case id); see ``assert_case``. Each
     score that applied is recorded as the JUnit property ``agenteval.<scorer>``."""
+    # imported on first use, so that importing this module stays light
     from agenteval.testing.assertions import CaseResult
 
     case_id = request.param
