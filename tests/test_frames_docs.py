@@ -13,7 +13,8 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
 from agenteval import Case, evaluate  # noqa: E402
-from conftest import ROOT  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout (not conftest's: xdist may load another)
 
 
 def agent(case: Case) -> dict[str, object]:

@@ -163,7 +163,7 @@ def test_docs_examples_load_and_match_the_schemas(tmp_path: Path) -> None:
     from agenteval.dataset.trialfile import iter_trial_file
 
     files = {
-        "c.jsonl": _block_after("### JSON Lines", "json"),
+        "c.jsonl": _block_after("### JSON Lines", "jsonl"),
         "c.json": _block_after("### JSON array", "json"),
         "c.yaml": _block_after("### YAML", "yaml"),
         "c.csv": _block_after("### CSV", "csv"),
@@ -183,12 +183,12 @@ def test_docs_examples_load_and_match_the_schemas(tmp_path: Path) -> None:
 
     trial_v = validator("trial")
     p = tmp_path / "t.jsonl"
-    p.write_text(_block_after("### Example", "json"), encoding="utf-8")
+    p.write_text(_block_after("### Example", "jsonl"), encoding="utf-8")
     trials = list(iter_trial_file(p))
     assert [t.key for t in trials] == [("add-1", 0), ("weather-1", 0), ("weather-1", 1)]
     for line in p.read_text(encoding="utf-8").splitlines():
         trial_v.validate(json.loads(line))
-    calls = _block_after("### Tool calls", "json").splitlines()
+    calls = _block_after("### Tool calls", "jsonl").splitlines()
     for raw in calls:
         assert ToolCall.model_validate(json.loads(raw)).name == "search"
         trial_v.validate({"case_id": "a", "tool_calls": [json.loads(raw)]})

@@ -174,7 +174,7 @@ def test_judge_judges_only_the_selected_trials(ds: Path, tmp_path: Path) -> None
         r = run_cli("judge", full, "--out", tmp_path / "j", "--rubric", "correctness",
                     "--judge-endpoint", url, "--judge-model", "j", "--no-judge-cache",
                     "--where", "id=a2", "--quiet")  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 4, r.stderr  # the fake judge reaches no verdict: exit 4 (docs/cli.md)
     trials = list(iter_trials(tmp_path / "j"))
     assert [t.case_id for t in trials] == ["a2"]
     assert "judge_correctness" in trials[0].scores

@@ -14,7 +14,23 @@ from pathlib import Path
 import pytest
 from docrun import run_page, steps
 
-from conftest import ROOT, run_cli
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (not conftest's: xdist may load another)
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real ``agenteval`` command in a subprocess."""
+    full = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full,
+        timeout=120,
+    )
+
 
 PLUGIN = ("-p", "agenteval.testing.pytest_plugin", "-p", "no:cacheprovider")
 

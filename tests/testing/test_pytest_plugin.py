@@ -9,12 +9,14 @@ import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
 import agenteval.evaluation
 import agenteval.testing.assertions  # noqa: F401  # imported once: pytester keeps it
-from conftest import ROOT
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (not conftest's: xdist may load another)
 
 PLUGIN = ("-p", "agenteval.testing.pytest_plugin", "-p", "no:cacheprovider")
 
@@ -111,6 +113,8 @@ def test_a_test_of_the_whole_run_evaluates_the_whole_dataset(project: pytest.Pyt
         test_floor="""
 import pytest
 from agenteval.testing import assert_scores
+
+
 
 @pytest.mark.agenteval(dataset="cases.jsonl", agent="counting_agent:answer")
 def test_floor(agenteval_run):

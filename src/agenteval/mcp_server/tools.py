@@ -349,7 +349,10 @@ class RunsFolder:
             allow_underpowered=allow_underpowered,
             mode=mode,  # type: ignore[arg-type]
         )
-        out: dict[str, Any] = result.model_dump(mode="json")
+        worse = {c.scorer: c.got_worse for c in result.scorers if c.got_worse}
+        # what `agenteval gate --json` writes: the verdict and what got worse lead
+        out: dict[str, Any] = {"verdict": result.verdict, "got_worse": worse}
+        out.update(result.model_dump(mode="json"))
         out["exit_code"] = result.exit_code
         return out
 
