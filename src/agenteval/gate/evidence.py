@@ -104,7 +104,15 @@ def cases_to_settle(
 
 def _mcnemar_cases(worse: int, better: int, n: int, level: float) -> int:
     """The fewest cases at which the same shares of worse and better cases give an exact
-    one-sided McNemar p <= ``level`` (found by doubling, then bisection)."""
+    one-sided McNemar p <= ``level`` (found by doubling, then bisection); when that many
+    cases would hold over 1,000 discordant ones, the normal approximation's count instead
+    (the exact tails of millions of pairs made each gate take seconds: "roughly" is what
+    the line promises)."""
+    if worse > better:
+        z = -NormalDist().inv_cdf(level)
+        approx = math.ceil(z * z * n * (worse + better) / (worse - better) ** 2)
+        if approx * (worse + better) / n > 1_000:
+            return max(n + 1, approx)
 
     def ok(m: int) -> bool:
         return stats.mcnemar_one_sided(round(m * worse / n), round(m * better / n)) <= level
