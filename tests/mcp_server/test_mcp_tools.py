@@ -10,8 +10,8 @@ import pytest
 from _mcp_runs import write_run
 
 from agenteval.cases.case import Case
+from agenteval.cli import main
 from agenteval.errors import InputError
-from agenteval.gate import compare_runs
 from agenteval.mcp_server.tools import MAX_TEXT, MAX_TOOL_CALLS, RunsFolder
 from agenteval.report import write_json
 from agenteval.rundir import iter_trials
@@ -100,8 +100,10 @@ def test_gate_is_what_gate_json_writes_with_the_exit_code(
 ) -> None:
     runs = demo_root.resolve() / "runs"
     got = folder.gate("runs/careful", "runs/sloppy")
-    want = compare_runs(runs / "careful", runs / "sloppy")
-    assert got.pop("exit_code") == 1 and got == want.model_dump(mode="json")
+    out = demo_root.parent / "gate.json"
+    code = main(["gate", str(runs / "careful"), str(runs / "sloppy"), "--json", str(out)])
+    assert got.pop("exit_code") == code == 1
+    assert got == json.loads(out.read_text(encoding="utf-8"))
     assert got["verdict"] == "BLOCKED"
     back = folder.gate("runs/sloppy", "runs/careful", max_drop={"exact_match": 0.5})
     assert back["verdict"] == "PASSED" and back["exit_code"] == 0

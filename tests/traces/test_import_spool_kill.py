@@ -41,6 +41,11 @@ def test_sigkill_during_the_spool_leaves_no_file_in_tmpdir(tmp_path: Path) -> No
             target = spool_fd(proc.pid)
             time.sleep(0.005)
         assert target is not None, "the import never opened its spool"
+        # the name lives only between SQLite's open and the unlink just after it
+        named_until = time.monotonic() + 1.0
+        while not target.endswith("(deleted)") and time.monotonic() < named_until:
+            time.sleep(0.001)
+            target = spool_fd(proc.pid) or target
         assert target.endswith("(deleted)"), f"the spool has a name while in use: {target}"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)

@@ -184,9 +184,7 @@ def run_gate(args: argparse.Namespace) -> int:
     )
     outputs: list[tuple[str, str, str]] = []
     if args.json:
-        worse = {c.scorer: c.got_worse for c in result.scorers if c.got_worse}
-        first = {"verdict": result.verdict, "got_worse": worse}  # what got worse leads
-        text = json.dumps({**first, **result.model_dump(mode="json")}, indent=2)
+        text = json.dumps(result.json_document(), indent=2)
         outputs.append(("--json", args.json, text + "\n"))
     if args.markdown:
         outputs.append(("--markdown", args.markdown, render_gate_markdown(result)))

@@ -7,7 +7,7 @@ this one object.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -257,6 +257,12 @@ class GateResult(BaseModel):
         if self.blocked:
             return "BLOCKED"
         return "PASSED" if self.settled else "INCONCLUSIVE"
+
+    def json_document(self) -> dict[str, Any]:
+        """What ``agenteval gate --json`` writes (and the MCP ``gate`` tool returns): the
+        verdict and, per scorer, the cases that got worse lead; every field follows."""
+        worse = {c.scorer: c.got_worse for c in self.scorers if c.got_worse}
+        return {"verdict": self.verdict, "got_worse": worse, **self.model_dump(mode="json")}
 
     @property
     def exit_code(self) -> int:

@@ -349,10 +349,7 @@ class RunsFolder:
             allow_underpowered=allow_underpowered,
             mode=mode,  # type: ignore[arg-type]
         )
-        worse = {c.scorer: c.got_worse for c in result.scorers if c.got_worse}
-        # what `agenteval gate --json` writes: the verdict and what got worse lead
-        out: dict[str, Any] = {"verdict": result.verdict, "got_worse": worse}
-        out.update(result.model_dump(mode="json"))
+        out = result.json_document()  # what `agenteval gate --json` writes
         out["exit_code"] = result.exit_code
         return out
 

@@ -144,10 +144,10 @@ class Spool:
         tmp = Path(tempfile.mkdtemp(prefix="agenteval-import-"))
         try:
             self._db = sqlite3.connect(tmp / "spool.db", isolation_level=None)
-            self._setup()
         finally:  # the open file keeps the data; no name is left for a killed process
             (tmp / "spool.db").unlink(missing_ok=True)
             tmp.rmdir()
+        self._setup()  # no journal (journal_mode=OFF): SQLite never needs the name again
 
     def _setup(self) -> None:
         for pragma in (
