@@ -276,3 +276,12 @@ def test_summary_interval_with_identical_repeats_equals_one_trial_per_case(
         assert (b.mean_ci.low, b.mean_ci.high) == pytest.approx((a.mean_ci.low, a.mean_ci.high))
         assert b.pass_rate_ci.method == "wilson-clustered" and b.mean_ci.method == "t-clustered"
     assert many.repeats is not None  # pass@k / pass^k still reported
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 400).flatmap(lambda n: st.tuples(st.just(n), st.integers(1, n))))
+def test_the_exact_binomial_tail_is_the_sum_of_the_coefficients(nk: tuple[int, int]) -> None:
+    # the tail is built term by term; it must be the very float of the plain sum
+    n, k = nk
+    plain = sum(math.comb(n, i) for i in range(k, n + 1)) / (1 << n)
+    assert stats.binomial_half_tail(n, k) == plain
