@@ -76,19 +76,19 @@ def _own_tmpdir(
     yield
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """Tests of a module that share a module-scoped fixture (a browser, a Phoenix or Ray
     server, a reference run) go to one worker (``--dist loadgroup``), so the fixture is
-    built once, as in a serial run; every other test is handed out on its own."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None:
-            continue
-        shared = any(
-            defs[-1].scope in ("class", "module", "package", "session")
-            for defs in info.name2fixturedefs.values()
-            if defs and defs[-1].baseid  # a fixture of the project's, not a plugin's
-        )
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    built once, as in a serial run; every other test is handed out on its own. Marked as
+    each test is collected: xdist reads the marks in its own collection_modifyitems, which
+    ran before a tryfirst one of this conftest's (the group was never applied)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return
+    shared = any(
+        defs[-1].scope in ("class", "module", "package", "session")
+        for defs in info.name2fixturedefs.values()
+        if defs and defs[-1].baseid  # a fixture of the project's, not a plugin's
+    )
+    if shared:
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
