@@ -109,7 +109,9 @@ def _odd_spans() -> list[dict[str, Any]]:
             "kind": 2,
             "attributes": [
                 _attr("gen_ai.operation.name", "invoke_agent"),
-                _attr("gen_ai.input.messages", json.dumps([{"role": "user", "content": "h\u00e9"}])),
+                _attr(
+                    "gen_ai.input.messages", json.dumps([{"role": "user", "content": "h\u00e9"}])
+                ),
                 _attr("output.value", "r\u00e9ponse \udc00 fin"),
                 {"key": "big", "value": {"intValue": "123456789012345678901234567890"}},
                 {"key": "bignum", "value": {"intValue": 98765432109876543210987654321}},
@@ -121,7 +123,9 @@ def _odd_spans() -> list[dict[str, Any]]:
                 {
                     "key": "kv",
                     "value": {
-                        "kvlistValue": {"values": [{"key": "k\u00fc", "value": {"boolValue": True}}]}
+                        "kvlistValue": {
+                            "values": [{"key": "k\u00fc", "value": {"boolValue": True}}]
+                        }
                     },
                 },
                 {"key": "raw", "value": {"bytesValue": b64(b"\x00\x01").decode()}},
@@ -231,10 +235,28 @@ def write_corpus(folder: Path) -> dict[str, list[Path]]:
     return cases
 
 
+_VARYING = frozenset(("run_id", "created_at", "finished_at"))
+
+
+def stable_run(node: Any) -> Any:
+    """``run.json`` without what differs between two imports of the same files: the run
+    id and the times (at any depth: the summary repeats them), the input files' folders."""
+    if isinstance(node, dict):
+        out = {k: stable_run(v) for k, v in node.items() if k not in _VARYING}
+        if isinstance(out.get("path"), str) and "sha256" in out:
+            out["path"] = Path(out["path"]).name
+        return out
+    if isinstance(node, list):
+        return [stable_run(v) for v in node]
+    return node
+
+
 GROUPS = {"invocation": [], "conversation": ["--group", "conversation"]}
 
 
-def import_case(files: list[Path], out: Path, extra: list[str], src: Path | None = None) -> dict[str, Any]:
+def import_case(
+    files: list[Path], out: Path, extra: list[str], src: Path | None = None
+) -> dict[str, Any]:
     """Run ``import-traces`` on ``files`` (the code of ``src``, else this checkout's):
     what the golden file holds."""
     env = {**os.environ, "PYTHONPATH": str(src or REPO / "src")}
@@ -249,12 +271,7 @@ def import_case(files: list[Path], out: Path, extra: list[str], src: Path | None
     )
     got: dict[str, Any] = {"exit": p.returncode, "stderr": p.stderr}
     if p.returncode == 0:
-        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
-        for k in ("run_id", "created_at", "finished_at"):
-            run.pop(k, None)
-        for f in run["agent"]["files"]:
-            f["path"] = Path(f["path"]).name
-        got["run"] = run
+        got["run"] = stable_run(json.loads((out / "run.json").read_text(encoding="utf-8")))
         for name in ("cases.jsonl", "trials.jsonl"):
             got[name] = (out / name).read_text(encoding="utf-8")
     return got

@@ -34,6 +34,7 @@ from typing import Any
 from agenteval._util.nanos import parse_ns
 from agenteval._util.untrusted import MAX_DEPTH, clean_text
 from agenteval.errors import InputError
+from agenteval.traces.otlp_plain import NotPlain, plain_span
 from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
 __all__ = ["decode_body", "decode_json", "decode_protobuf", "request_to_json"]
@@ -110,7 +111,7 @@ def _double_value(x: Any, path: str, depth: int = 0) -> float:
         raise BadSpan(path, "doubleValue must be a number")
     try:
         return float(x)
-    except ValueError:
+    except (ValueError, OverflowError):  # an integer past 1e308 has no float
         raise BadSpan(path, "doubleValue must be a number") from None
 
 
@@ -258,7 +259,11 @@ def _walk_json(doc: Any) -> Iterator[SpanRecord]:
             if not isinstance(spans or [], list):
                 raise BadSpan(f"{sp}.spans", "must be a list")
             for k, s in enumerate(spans or []):
-                yield _span(s, f"{sp}.spans[{k}]", resource)
+                try:
+                    span = plain_span(s, resource)
+                except NotPlain:  # the checked decoder reads it, or words what is wrong
+                    span = _span(s, f"{sp}.spans[{k}]", resource)
+                yield span
 
 
 def decode_json(doc: Any, where: str = "request body") -> list[SpanRecord]:
