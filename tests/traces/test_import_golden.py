@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from tests.traces.import_corpus import GOLDEN, GROUPS, stable_run, write_corpus
 
 from agenteval.cli import main
