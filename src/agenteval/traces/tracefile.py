@@ -213,9 +213,9 @@ def read_file(path: str | Path, logs: list[LogRecord] | None = None) -> Iterator
             f.seek(0)
             if kind not in (b"{", b"["):
                 # imported on first use, so that importing this module stays light
-                from agenteval.traces.otlp import decode_protobuf
+                from agenteval.traces.otlp import iter_protobuf
 
-                yield from decode_protobuf(f.read(), str(p))
+                yield from iter_protobuf(f.read(), str(p))
                 return
         except OSError as e:
             raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
