@@ -5,7 +5,7 @@ same exception — and is several times faster on the texts a trace holds. msgsp
 subset of what ``json`` reads, and reads it the same way (integers of any length up to
 Python's 4,300 digits stay ``int``; orjson would turn one past 64 bits into a float, which
 is why it is not used here); what it refuses — ``NaN``, ``Infinity``, ``1e400``, a lone
-surrogate escape, nesting past its depth, and every malformed text — is read by
+surrogate (escaped or not), nesting past its depth, and every malformed text — is read by
 ``json.loads`` instead, so the value or the error raised is json's own.
 tests/traces/test_jsontext.py checks the two agree.
 
@@ -23,7 +23,7 @@ import msgspec
 __all__ = ["loads"]
 
 _decode = msgspec.json.decode
-_REFUSED = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
+_REFUSED = (msgspec.DecodeError, RecursionError, UnicodeEncodeError)  # a lone surrogate
 
 
 def loads(text: str) -> Any:
