@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--spans", type=int, nargs="+", default=[200_000])
+    ap.add_argument("--spans", type=int, nargs="*", default=[200_000])
     ap.add_argument(
         "--format", nargs="+", choices=("json", "protobuf"), default=["json", "protobuf"]
     )
