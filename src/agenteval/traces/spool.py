@@ -136,7 +136,7 @@ def _unit(row: Any) -> Unit:
 class _Bloom:
     """A set of byte strings that may answer yes wrongly, never no wrongly, in a fixed
     2 MiB whatever the number of members (two bits a member out of 2**24: about one
-    false yes in 1,800 at 200,000 members, one in 60 at a million), so memory stays flat
+    false yes in 1,800 at 200,000 members, one in 80 at a million), so memory stays flat
     in the input's size."""
 
     _BITS = 1 << 24
