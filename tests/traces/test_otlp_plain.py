@@ -116,7 +116,7 @@ def checked(s: Any) -> Any:
         return ("crash", type(e))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(span)
 def test_the_fast_path_reads_a_span_as_the_checked_decoder_does(s: dict[str, Any]) -> None:
     want = checked(s)
@@ -127,7 +127,7 @@ def test_the_fast_path_reads_a_span_as_the_checked_decoder_does(s: dict[str, Any
     assert got == want
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(span, max_size=3))
 def test_a_request_reads_as_span_by_span_checked_decoding(spans: list[dict[str, Any]]) -> None:
     doc = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
