@@ -3,10 +3,10 @@ flattened message lists."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from agenteval.traces.jsontext import loads
 from agenteval.traces.records import SpanRecord
 from agenteval.trials.transcripts import unwrap_message
 
@@ -17,7 +17,7 @@ def json_value(v: Any) -> Any:
         t = v.strip()
         if t[:1] in ("{", "[", '"') or t in ("true", "false", "null") or _numberish(t):
             try:
-                return json.loads(t)
+                return loads(t)
             except (ValueError, RecursionError):  # too deeply nested: kept as the text
                 return v
     if isinstance(v, tuple):

@@ -34,9 +34,10 @@ from typing import Any
 from agenteval._util.nanos import parse_ns
 from agenteval._util.untrusted import MAX_DEPTH, clean_text
 from agenteval.errors import InputError
+from agenteval.traces.otlp_plain import NotPlain, plain_span
 from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
-__all__ = ["decode_body", "decode_json", "decode_protobuf", "request_to_json"]
+__all__ = ["decode_body", "decode_json", "decode_protobuf", "iter_protobuf", "request_to_json"]
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 _STATUS_NAMES = {
@@ -110,7 +111,7 @@ def _double_value(x: Any, path: str, depth: int = 0) -> float:
         raise BadSpan(path, "doubleValue must be a number")
     try:
         return float(x)
-    except ValueError:
+    except (ValueError, OverflowError):  # an integer past 1e308 has no float
         raise BadSpan(path, "doubleValue must be a number") from None
 
 
@@ -258,7 +259,11 @@ def _walk_json(doc: Any) -> Iterator[SpanRecord]:
             if not isinstance(spans or [], list):
                 raise BadSpan(f"{sp}.spans", "must be a list")
             for k, s in enumerate(spans or []):
-                yield _span(s, f"{sp}.spans[{k}]", resource)
+                try:
+                    span = plain_span(s, resource)
+                except NotPlain:  # the checked decoder reads it, or words what is wrong
+                    span = _span(s, f"{sp}.spans[{k}]", resource)
+                yield span
 
 
 def decode_json(doc: Any, where: str = "request body") -> list[SpanRecord]:
@@ -273,6 +278,10 @@ def decode_json(doc: Any, where: str = "request body") -> list[SpanRecord]:
 
 def _pb_value(v: Any) -> Any:
     kind = v.WhichOneof("value")
+    if kind == "string_value":  # the common kinds first: one check each
+        return v.string_value
+    if kind == "int_value":
+        return v.int_value
     if kind is None:
         return None
     x = getattr(v, kind)
@@ -287,8 +296,21 @@ def _pb_attrs(items: Any) -> dict[str, Any]:
     return {kv.key: _pb_value(kv.value) for kv in items}
 
 
+def _pb_id(value: bytes) -> str:
+    """A protobuf id as hex; "" when missing or all zeros."""
+    return value.hex() if value.strip(b"\0") else ""
+
+
 def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord]:
     """The spans of one serialized protobuf ``ExportTraceServiceRequest``."""
+    return list(iter_protobuf(data, where))
+
+
+def iter_protobuf(data: bytes, where: str = "request body") -> Iterator[SpanRecord]:
+    """:func:`decode_protobuf`, one span at a time: the request is parsed at once (upb, in
+    C), the spans are made as they are taken, so only the parsed request and one span are
+    in memory (``import-traces`` spools them as they come). A malformed request raises
+    before the first span; an id of the wrong size when that span is reached."""
     try:
         from google.protobuf.message import DecodeError
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -306,39 +328,51 @@ def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord
         raise InputError(
             f"not an OTLP protobuf ExportTraceServiceRequest ({e})", file=where
         ) from None
-    out: list[SpanRecord] = []
+    return _pb_spans(req, where)
+
+
+def _pb_spans(req: Any, where: str) -> Iterator[SpanRecord]:
+    status_of = _STATUS.get
     for i, rs in enumerate(req.resource_spans):
         resource = _pb_attrs(rs.resource.attributes)
         for j, ss in enumerate(rs.scope_spans):
             for k, s in enumerate(ss.spans):
-                path = f"resource_spans[{i}].scope_spans[{j}].spans[{k}]"
-                for name, value, size in (("trace_id", s.trace_id, 16), ("span_id", s.span_id, 8)):
-                    if value and len(value) != size:  # none or all zeros: skipped, counted
-                        raise InputError(
-                            f"a {size}-byte id is expected, got {len(value)} bytes",
-                            file=where,
-                            field=f"{path}.{name}",
-                        )
-                code = _STATUS.get(s.status.code, "unset")
-                out.append(
-                    SpanRecord(
-                        name=s.name,
-                        span_id=s.span_id.hex() if any(s.span_id) else "",
-                        trace_id=s.trace_id.hex() if any(s.trace_id) else "",
-                        parent_id=s.parent_span_id.hex() if any(s.parent_span_id) else None,
-                        start_ns=s.start_time_unix_nano or None,
-                        end_ns=s.end_time_unix_nano or None,
-                        attributes=_pb_attrs(s.attributes),
-                        events=tuple(
-                            SpanEvent(e.name, _pb_attrs(e.attributes), e.time_unix_nano or None)
-                            for e in s.events
-                        ),
-                        status=code,
-                        status_message=s.status.message or None,
-                        resource=resource,
+                trace_id, span_id = s.trace_id, s.span_id
+                if (trace_id and len(trace_id) != 16) or (span_id and len(span_id) != 8):
+                    _bad_pb_id(
+                        trace_id, span_id, f"resource_spans[{i}].scope_spans[{j}].spans[{k}]", where
                     )
+                parent = s.parent_span_id
+                st = s.status
+                events = s.events
+                yield SpanRecord(
+                    s.name,
+                    _pb_id(span_id),
+                    _pb_id(trace_id),
+                    parent.hex() if parent.strip(b"\0") else None,
+                    s.start_time_unix_nano or None,
+                    s.end_time_unix_nano or None,
+                    _pb_attrs(s.attributes),
+                    tuple(
+                        SpanEvent(e.name, _pb_attrs(e.attributes), e.time_unix_nano or None)
+                        for e in events
+                    )
+                    if events
+                    else (),
+                    status_of(st.code, "unset"),
+                    st.message or None,
+                    resource,
                 )
-    return out
+
+
+def _bad_pb_id(trace_id: bytes, span_id: bytes, path: str, where: str) -> None:
+    for name, value, size in (("trace_id", trace_id, 16), ("span_id", span_id, 8)):
+        if value and len(value) != size:  # none or all zeros: skipped, counted
+            raise InputError(
+                f"a {size}-byte id is expected, got {len(value)} bytes",
+                file=where,
+                field=f"{path}.{name}",
+            )
 
 
 _ID_KEYS = frozenset(("traceId", "spanId", "parentSpanId"))

@@ -47,6 +47,7 @@ from agenteval.traces.units import Unit, Units, _conversation, _trace_units
 __all__ = ["Spool"]
 
 _BATCH = 2000
+_PENDING = 1000
 _BATCH_BYTES = 8 << 20
 _INSERT_UNITS = "INSERT INTO units (sortkey, startkey, conv, data) VALUES (?, ?, ?, ?)"
 _NO_START = b"\x02"
@@ -132,6 +133,29 @@ def _unit(row: Any) -> Unit:
     return Unit(key, trace_id, [spans[i] for i in roots], spans, conversation)
 
 
+class _Bloom:
+    """A set of byte strings that may answer yes wrongly, never no wrongly, in a fixed
+    2 MiB whatever the number of members (two bits a member out of 2**24: about one
+    false yes in 1,800 at 200,000 members, one in 80 at a million), so memory stays flat
+    in the input's size."""
+
+    _BITS = 1 << 24
+
+    def __init__(self) -> None:
+        self._bits = bytearray(self._BITS // 8)
+
+    def _at(self, key: bytes) -> tuple[int, int]:
+        h = hash(key)
+        return h & (self._BITS - 1), (h >> 24) & (self._BITS - 1)
+
+    def add(self, key: bytes) -> None:
+        for i in self._at(key):
+            self._bits[i >> 3] |= 1 << (i & 7)
+
+    def has(self, key: bytes) -> bool:
+        return all(self._bits[i >> 3] & (1 << (i & 7)) for i in self._at(key))
+
+
 class Spool:
     """Spans → units (module docstring). ``group`` is ``invocation`` or ``conversation``."""
 
@@ -148,6 +172,10 @@ class Spool:
             (tmp / "spool.db").unlink(missing_ok=True)
             tmp.rmdir()
         self._setup()  # no journal (journal_mode=OFF): SQLite never needs the name again
+        self._pending: dict[bytes, list[Any]] = {}
+        """Cases not yet stored: id → [trials so far, case]."""
+        self._seen = _Bloom()
+        """The ids stored in the database (maybe: a Bloom filter)."""
 
     def _setup(self) -> None:
         for pragma in (
@@ -260,18 +288,46 @@ class Spool:
     def use_case(self, case_id: str, make: Callable[[], Case]) -> tuple[Case, int, bool]:
         """``(case, repeat, new)`` for one more trial of ``case_id``: the case first stored
         under that id (``make()`` stores it the first time), the trial's repeat number, and
-        whether this is the id's first use."""
+        whether this is the id's first use.
+
+        The newest cases wait in memory (at most :data:`_PENDING` of them) and go to the
+        database in one statement; an id not in the Bloom filter of the ids stored is new
+        without asking the database. So a trial of a new case costs no query (a query
+        each was 60-85 µs a trial, 11 % of an import: bench/import_traces.py)."""
         key = _text(case_id)
-        row = self._db.execute("SELECT n, data FROM cases WHERE id = ?", (key,)).fetchone()
-        if row is None:
-            case = make()
-            data = pickle.dumps(case, protocol=pickle.HIGHEST_PROTOCOL)
-            self._db.execute("INSERT INTO cases VALUES (?, 1, ?)", (key, data))
-            return case, 0, True
-        n, data = row
-        self._db.execute("UPDATE cases SET n = n + 1 WHERE id = ?", (key,))
-        stored: Case = pickle.loads(data)
-        return stored, n, False
+        held = self._pending.get(key)
+        if held is not None:
+            held[0] += 1
+            return held[1], held[0] - 1, False
+        if self._seen.has(key):
+            row = self._db.execute("SELECT n, data FROM cases WHERE id = ?", (key,)).fetchone()
+            if row is not None:  # back to memory; the count is written with the next flush
+                n, data = row
+                stored: Case = pickle.loads(data)
+                self._hold(key, n + 1, stored)
+                return stored, n, False
+        case = make()
+        self._hold(key, 1, case)
+        return case, 0, True
+
+    def _hold(self, key: bytes, n: int, case: Case) -> None:
+        self._pending[key] = [n, case]
+        if len(self._pending) >= _PENDING:
+            self._flush_cases()
+
+    def _flush_cases(self) -> None:
+        dump = pickle.dumps
+        rows = [
+            (k, n, dump(c, protocol=pickle.HIGHEST_PROTOCOL)) for k, (n, c) in self._pending.items()
+        ]
+        self._db.execute("BEGIN")  # one transaction: a commit per row was 65 µs a case
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO cases VALUES (?, ?, ?)", rows)
+        finally:
+            self._db.execute("COMMIT")
+        for k in self._pending:
+            self._seen.add(k)
+        self._pending.clear()
 
     def close(self) -> None:
         """Close (so drop) the database (idempotent)."""

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from agenteval.errors import InputError
+from agenteval.traces.jsontext import loads
 from agenteval.traces.records import BadSpan, SpanRecord
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def _whole_json(f: IO[bytes], p: Path) -> Any:
     except UnicodeDecodeError:
         raise _not_utf8(p) from None
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         return None
     except RecursionError:  # deeper than the parser goes: no line of it would parse either
@@ -140,7 +141,7 @@ def _json_file(f: IO[bytes], p: Path, logs: list[LogRecord] | None) -> Iterator[
             continue
         if first is None:
             try:
-                doc = json.loads(_content(line))
+                doc = loads(_content(line))
             except RecursionError:
                 raise InputError(_TOO_DEEP, file=p, line=n) from None
             except ValueError as e:  # JSONDecodeError, or an integer over 4,300 digits
@@ -169,7 +170,7 @@ def _line_spans(
     n: int, line: str, p: Path, logs: list[LogRecord] | None = None
 ) -> Iterator[SpanRecord]:
     try:
-        doc = json.loads(_content(line))
+        doc = loads(_content(line))
     except RecursionError:
         raise InputError(_TOO_DEEP, file=p, line=n) from None
     except ValueError as e:  # JSONDecodeError, or an integer over 4,300 digits
@@ -212,9 +213,9 @@ def read_file(path: str | Path, logs: list[LogRecord] | None = None) -> Iterator
             f.seek(0)
             if kind not in (b"{", b"["):
                 # imported on first use, so that importing this module stays light
-                from agenteval.traces.otlp import decode_protobuf
+                from agenteval.traces.otlp import iter_protobuf
 
-                yield from decode_protobuf(f.read(), str(p))
+                yield from iter_protobuf(f.read(), str(p))
                 return
         except OSError as e:
             raise InputError(f"cannot read ({e.strerror or e})", file=p) from None
