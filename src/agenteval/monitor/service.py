@@ -236,7 +236,14 @@ class Monitor:
                 got = await loop.run_in_executor(self._pool, self._score, due)
                 self.tracker.settled(due)
                 self._count(got)
-                self._release_segments()
+            wal = self.wal
+            if (
+                wal.sizes.get(wal.current)
+                and not self.tracker.segment_refs.get(wal.current)
+                and wal.total_bytes > wal.max_bytes // 2
+            ):  # the log is filling up with segments nothing needs: let the current go too
+                await wal.roll()
+            self._release_segments()
             now = time.time()
             self.tracker.forget(time.monotonic())
             closing = [w for w in self.windows.values() if now >= w.end + self.config.close_delay_s]

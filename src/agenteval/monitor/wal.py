@@ -255,6 +255,13 @@ class WriteAheadLog:
         self.fsyncs += 1
         return seq
 
+    async def roll(self) -> None:
+        """Start a new segment now (in the writer thread, after any write under way), so
+        that the current one can be released once nothing in it is needed."""
+        if self.sizes.get(self.current):
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._pool, self._start_segment, self.current + 1)
+
     def release(self, seq: int) -> bool:
         """Delete segment ``seq`` (everything in it is scored and durable elsewhere);
         never the segment being written. Returns whether it was deleted."""

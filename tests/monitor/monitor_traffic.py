@@ -1,6 +1,6 @@
 """Agent traffic through the real OpenTelemetry SDK exporter (not a test module).
 
-``python traffic.py ENDPOINT N [--acked FILE] [--rate R] [--fail-every K] [--bad-every K]``
+``python monitor_traffic.py ENDPOINT N [--acked FILE] [--rate R] [--fail-every K] [--bad-every K]``
 sends N agent invocations, each one trace: an ``invoke_agent`` root span with its prompt
 and answer, a ``chat`` span and an ``execute_tool`` span, exported by
 ``OTLPSpanExporter`` (OTLP/HTTP protobuf) through a ``BatchSpanProcessor``. Every
