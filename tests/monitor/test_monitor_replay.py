@@ -1,0 +1,66 @@
+"""Restarting on a directory: the crash windows between the log, the trials and the done log."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
+
+from agenteval.monitor import MonitorConfig
+from agenteval.monitor.wal import encode_frame
+
+
+def _config(out: Path) -> MonitorConfig:
+    return MonitorConfig(out=out, idle_s=0.2, max_wait_s=2.0, tick_s=0.05)
+
+
+def _keys(out: Path) -> Counter[tuple[str, str]]:
+    return Counter((t["metadata"]["trace_id"], t["metadata"]["span_id"]) for t in all_trials(out))
+
+
+def test_trials_written_but_not_in_the_done_log_are_not_written_again(tmp_path: Path) -> None:
+    """A crash after a trace's trials reached its window but before its id reached the
+    done log: the replay finds them in the window and writes nothing twice."""
+    with served(_config(tmp_path)) as m:
+        for i in range(5):
+            assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(i + 1)))[0] == 200
+        wait_for(lambda: len(all_trials(tmp_path)) == 5, what="5 trials")
+    for p in (tmp_path / ".monitor").glob("done-*.log"):
+        p.unlink()  # as if the process died before the done log's fsync
+    with served(_config(tmp_path)) as m:
+        wait_for(lambda: m.monitor.metrics.replayed == 5, what="5 units found written")
+        assert m.monitor.metrics.trials == 0
+    assert set(_keys(tmp_path).values()) == {1} and len(_keys(tmp_path)) == 5
+
+
+def test_torn_tails_of_the_log_and_of_trials_are_cut_on_restart(tmp_path: Path) -> None:
+    with served(_config(tmp_path)) as m:
+        assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
+        wait_for(lambda: len(all_trials(tmp_path)) == 1, what="1 trial")
+    window = next(d for d in tmp_path.iterdir() if not d.name.startswith("."))
+    with open(window / "trials.jsonl", "ab") as f:
+        f.write(b'{"case_id": "t-half')  # died mid-line
+    with open(window / "cases.jsonl", "ab") as f:
+        f.write(b'{"id": "t-ha')
+    segment = max((tmp_path / ".monitor" / "wal").glob("*.wal"))
+    with open(segment, "ab") as f:
+        f.write(encode_frame(1, otlp_json(agent_trace(2)))[:-7])  # a request never acknowledged
+    with served(_config(tmp_path)) as m:
+        assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(3)))[0] == 200
+        wait_for(lambda: len(all_trials(tmp_path)) == 2, what="2 trials")
+        said = list(m.said)
+    assert any("torn tail" in line for line in said)
+    assert sorted(int(k[0], 16) for k in _keys(tmp_path)) == [1, 3]  # trace 2 never acked
+    assert (window / "trials.jsonl").read_bytes().endswith(b"\n")
+
+
+def test_a_second_monitor_on_the_same_directory_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from agenteval.errors import InputError
+
+    with served(_config(tmp_path)):
+        with pytest.raises(InputError) as e, served(_config(tmp_path)):
+            pass
+    assert ".monitor" in str(e.value)
