@@ -101,10 +101,16 @@ def get(url: str) -> str:
 
 
 def span(
-    trace: int, span_id: int, parent: int | None = None, *, name: str = "s", **attrs: Any
+    trace: int,
+    span_id: int,
+    parent: int | None = None,
+    *,
+    name: str = "s",
+    start_ns: int | None = None,
+    **attrs: Any,
 ) -> dict[str, Any]:
-    """One OTLP/JSON span (hex ids), started now, lasting 10 ms."""
-    now = time.time_ns()
+    """One OTLP/JSON span (hex ids), started at ``start_ns`` (now), lasting 10 ms."""
+    now = time.time_ns() if start_ns is None else start_ns
     out: dict[str, Any] = {
         "traceId": f"{trace:032x}",
         "spanId": f"{span_id:016x}",
@@ -118,14 +124,18 @@ def span(
     return out
 
 
-def agent_trace(trace: int, answer: str = "The answer is 42", **attrs: Any) -> list[dict[str, Any]]:
-    """An ``invoke_agent`` root with a prompt and ``answer``, and one tool span under it."""
+def agent_trace(
+    trace: int, answer: str = "The answer is 42", start_ns: int | None = None, **attrs: Any
+) -> list[dict[str, Any]]:
+    """An ``invoke_agent`` root with a prompt and ``answer``, and one tool span under it
+    (started at ``start_ns``, default now)."""
     reply = [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
     ask = [{"role": "user", "parts": [{"type": "text", "content": f"question {trace}"}]}]
     root = span(
         trace,
         1,
         name="invoke_agent shop",
+        start_ns=start_ns,
         **{
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.input.messages": json.dumps(ask),
@@ -138,6 +148,7 @@ def agent_trace(trace: int, answer: str = "The answer is 42", **attrs: Any) -> l
         2,
         1,
         name="execute_tool lookup",
+        start_ns=start_ns,
         **{
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": "lookup",

@@ -12,8 +12,10 @@ Data flow (one process, one event loop, one scoring thread):
    windows written, then appends the trace ids to the **done log**
    (``DIR/.monitor/done-<start>.log``, one id a line, fsync'd). Only then may the log
    segments holding those traces be deleted.
-3. A window closes ``close_delay_s`` after its end (every trace begun in it is done by
-   then): its summary is stored, its lock released, and with a baseline it is checked
+3. A window closes ``close_delay_s`` after its end and after the last trial written to it
+   (every trace begun in it is done by then; traffic stamped with an old time, a backfill,
+   keeps its window open while it flows): its summary is stored, its lock released, and
+   with a baseline it is checked
    (:mod:`agenteval.monitor.alerts`); the windows checked are listed in
    ``DIR/.monitor/checked.log``.
 
@@ -246,7 +248,11 @@ class Monitor:
             self._release_segments()
             now = time.time()
             self.tracker.forget(time.monotonic())
-            closing = [w for w in self.windows.values() if now >= w.end + self.config.close_delay_s]
+            closing = [
+                w
+                for w in self.windows.values()
+                if now >= max(w.end, w.last_write) + self.config.close_delay_s
+            ]
             for w in closing:
                 del self.windows[w.start]
                 rec = await loop.run_in_executor(self._pool, self._close, w)

@@ -25,6 +25,7 @@ that the trace was done.
 from __future__ import annotations
 
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,9 @@ class Window:
         attribute repeat; hash ids never do)."""
         self._keep_cases = keep_cases
         self._cases_fh = open(self.dir / CASES, "a", encoding="utf-8")  # noqa: SIM115
-        self._sync_fds: list[int] = []
         self.written = 0
+        self.last_write = 0.0
+        """When a trial was last appended (epoch seconds; 0 before the first)."""
 
     @classmethod
     def open(
@@ -137,6 +139,7 @@ class Window:
         self.writer.append(made.trial, scores)
         self.keys.add(self._key(made))
         self.written += 1
+        self.last_write = time.time()
         return scores
 
     def sync(self) -> None:
