@@ -63,4 +63,4 @@ def test_a_second_monitor_on_the_same_directory_is_refused(tmp_path: Path) -> No
     with served(_config(tmp_path)):
         with pytest.raises(InputError) as e, served(_config(tmp_path)):
             pass
-    assert ".monitor" in str(e.value)
+    assert "is used by another agenteval monitor" in str(e.value)

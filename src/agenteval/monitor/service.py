@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval._util.say import Say, log_warning
+from agenteval.errors import InputError
 from agenteval.monitor import alerts
 from agenteval.monitor.mapping import MapOptions, trace_trials
 from agenteval.monitor.metrics import Metrics
@@ -135,7 +136,17 @@ class Monitor:
     def open(self) -> None:
         """Lock ``DIR/.monitor``, read the done log, replay the write-ahead log."""
         self.state.mkdir(parents=True, exist_ok=True)
-        self._lock = RunLock.acquire(self.state, "agenteval monitor")
+        try:
+            self._lock = RunLock.acquire(self.state, "agenteval monitor")
+        except InputError:
+            holder = RunLock.holder(self.state)
+            if holder is None:
+                raise
+            raise InputError(
+                f"is used by another agenteval monitor ({holder}); stop it, or give another"
+                " --out",
+                file=self.config.out,
+            ) from None
         now = time.time()
         for p in sorted(self.state.glob("done-*.log")):
             start = p.stem.removeprefix("done-")
