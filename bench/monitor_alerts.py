@@ -46,7 +46,9 @@ _PASS = CaseScore(applicable=1, passed=1, total=1.0)
 _FAIL = CaseScore(applicable=1, passed=0, total=0.0)
 
 
-def simple(rng: random.Random, cases: int, drop: float, prefix: str = "c") -> dict[str, CaseAggregate]:
+def simple(
+    rng: random.Random, cases: int, drop: float, prefix: str = "c"
+) -> dict[str, CaseAggregate]:
     """``cases`` cases of one pass/fail scorer passing at 0.8 - ``drop``."""
     p = 0.8 - drop
     out = {}

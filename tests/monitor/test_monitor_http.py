@@ -27,12 +27,12 @@ def _config(out: Path, **kw: object) -> MonitorConfig:
 
 
 def _protobuf(spans_json: bytes) -> bytes:
+    import json
+
     from google.protobuf.json_format import Parse
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
-
-    import json
 
     doc = json.loads(spans_json)
     for rs in doc["resourceSpans"]:  # protobuf JSON wants base64 ids

@@ -84,7 +84,8 @@ def test_case_id_attr_and_where_as_import_traces(tmp_path: Path) -> None:
     opts = MapOptions(case_id_attr="app.case", where=(("app.env", "prod"),))
     cfg = MonitorConfig(out=out, idle_s=0.2, max_wait_s=1.0, tick_s=0.05, mapping=opts)
     with served(cfg) as m:
-        for i, (case, env) in enumerate([("a", "prod"), ("a", "prod"), ("b", "dev"), ("b", "prod")]):
+        sent = [("a", "prod"), ("a", "prod"), ("b", "dev"), ("b", "prod")]
+        for i, (case, env) in enumerate(sent):
             body = otlp_json(agent_trace(i + 1, **{"app.case": case, "app.env": env}))
             assert post(m.endpoint + "/v1/traces", body)[0] == 200
         wait_for(lambda: len(all_trials(out)) == 3, what="3 trials")

@@ -60,7 +60,6 @@ def test_a_second_monitor_on_the_same_directory_is_refused(tmp_path: Path) -> No
 
     from agenteval.errors import InputError
 
-    with served(_config(tmp_path)):
-        with pytest.raises(InputError) as e, served(_config(tmp_path)):
-            pass
+    with served(_config(tmp_path)), pytest.raises(InputError) as e, served(_config(tmp_path)):
+        pass
     assert "is used by another agenteval monitor" in str(e.value)

@@ -63,9 +63,7 @@ def test_a_growing_window_is_reported_and_gated_only_once_closed(
         assert m.monitor.metrics.windows_closed == 1
     head = read_header(window)
     assert head.summary is not None and head.summary["trials"] == 5
-    assert head.settings["monitor"]["window_start"] == window_start(
-        head.created_at.timestamp(), 2
-    )
+    assert head.settings["monitor"]["window_start"] == window_start(head.created_at.timestamp(), 2)
     assert main(["gate", str(window), str(window), "--unpaired"]) == 0
     assert main(["rescore", str(window), "--out", str(tmp_path / "re")]) == 0
 

@@ -143,8 +143,7 @@ class Monitor:
             if holder is None:
                 raise
             raise InputError(
-                f"is used by another agenteval monitor ({holder}); stop it, or give another"
-                " --out",
+                f"is used by another agenteval monitor ({holder}); stop it, or give another --out",
                 file=self.config.out,
             ) from None
         now = time.time()
