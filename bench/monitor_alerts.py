@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import random
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -127,14 +127,18 @@ def simulate(
 
 
 def _delay_text(delays: list[int | None]) -> str:
-    seen = sorted(d for d in delays if d is not None)
-    if not seen:
-        return "never within two days"
-    q90 = seen[min(len(seen) - 1, int(0.9 * len(delays)))] if len(seen) == len(delays) else None
+    """Median and 90th percentile of the delays, a miss counting as longer than any."""
+    if not delays:
+        return "not measured"
+    ranked = sorted(delays, key=lambda d: (d is None, d or 0))
+
+    def q(share: float) -> str:
+        d = ranked[max(0, math.ceil(share * len(ranked)) - 1)]
+        return "> 2 days" if d is None else f"{d}"
+
+    missed = sum(d is None for d in delays)
     return (
-        f"median {statistics.median(seen):g} windows, 90th percentile "
-        f"{q90 if q90 is not None else '> 2 days'}; missed {len(delays) - len(seen)}"
-        f" of {len(delays)}"
+        f"median {q(0.5)} windows, 90th percentile {q(0.9)}; missed {missed} of {len(delays)}"
     )
 
 

@@ -93,3 +93,29 @@ def test_case_id_attr_and_where_as_import_traces(tmp_path: Path) -> None:
     got = sorted((t["case_id"], t["repeat"]) for t in all_trials(out))
     assert got == [("a", 0), ("a", 1), ("b", 0)]
     assert sorted(c["id"] for c in _monitor_cases(out)) == ["a", "b"]
+
+
+def test_dataset_join_scores_against_the_dataset_case(tmp_path: Path) -> None:
+    """--dataset/--join-attr: a trace naming a dataset case is scored against it (its
+    expected answer); one naming none keeps its recorded case."""
+    from monitor_harness import agent_trace, otlp_json
+
+    from agenteval.cases.case import Case
+
+    out = tmp_path / "mon"
+    dataset = {"q1": Case(id="q1", input="What is the answer?", expected="42")}
+    opts = MapOptions(dataset=dataset, join_attr="app.case")
+    cfg = MonitorConfig(out=out, idle_s=0.2, max_wait_s=1.0, tick_s=0.05, mapping=opts)
+    with served(cfg) as m:
+        for i, (case, answer) in enumerate([("q1", "42"), ("q1", "41"), ("zz", "42")]):
+            body = otlp_json(agent_trace(i + 1, answer, **{"app.case": case}))
+            assert post(m.endpoint + "/v1/traces", body)[0] == 200
+        wait_for(lambda: len(all_trials(out)) == 3, what="3 trials")
+    got = sorted(
+        (t["case_id"], t["repeat"], t["scores"]["exact_match"]["status"]) for t in all_trials(out)
+    )
+    assert [g[:2] for g in got[:2]] == [("q1", 0), ("q1", 1)]  # repeats of the joined case
+    assert sorted(g[2] for g in got[:2]) == ["failed", "passed"]  # "42" passes, "41" fails
+    assert got[2][0].startswith("t-") and got[2][2] == "not_applicable"
+    cases = {c["id"]: c for c in _monitor_cases(out)}
+    assert cases["q1"]["expected"] == "42"

@@ -176,7 +176,7 @@ def _config(args: argparse.Namespace) -> Any:
         read_header(baseline)  # not a run: exit 2 now, not at the first window's end
     dataset = None
     if args.dataset:
-        from agenteval.dataset import load_case_index
+        from agenteval.dataset import load_case_index  # only with --dataset
 
         dataset = load_case_index(args.dataset)
     mapping = MapOptions(
