@@ -137,9 +137,7 @@ def _delay_text(delays: list[int | None]) -> str:
         return "> 2 days" if d is None else f"{d}"
 
     missed = sum(d is None for d in delays)
-    return (
-        f"median {q(0.5)} windows, 90th percentile {q(0.9)}; missed {missed} of {len(delays)}"
-    )
+    return f"median {q(0.5)} windows, 90th percentile {q(0.9)}; missed {missed} of {len(delays)}"
 
 
 def main() -> None:

@@ -44,7 +44,8 @@ def test_the_example_scores_the_traffic_and_reports_the_window(tmp_path: Path) -
     script = script.replace("4318", str(_free_port()))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name, target in (("agenteval", f"{sys.executable} -m agenteval"), ("python", sys.executable)):
+    shims = (("agenteval", f"{sys.executable} -m agenteval"), ("python", sys.executable))
+    for name, target in shims:
         shim = bin_dir / name
         shim.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
         shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
