@@ -63,3 +63,56 @@ def test_a_second_monitor_on_the_same_directory_is_refused(tmp_path: Path) -> No
     with served(_config(tmp_path)), pytest.raises(InputError) as e, served(_config(tmp_path)):
         pass
     assert "is used by another agenteval monitor" in str(e.value)
+
+
+REFUSING = """
+import json, resource, signal, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
+from agenteval.monitor import MonitorConfig
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the limit a write fails with EFBIG
+out = Path(sys.argv[1])
+cfg = MonitorConfig(out=out, idle_s=0.1, max_wait_s=1.0, tick_s=0.05, segment_bytes=1000)
+with served(cfg) as m:
+    assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
+    wait_for(lambda: len(all_trials(out)) == 1)
+    trials = next(out.glob("2*/trials.jsonl"))
+    limit = trials.stat().st_size + 500  # the next trial line does not fit; a request does
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    for i in (2, 3, 4):
+        assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(i)))[0] == 200
+    wait_for(lambda: any("cannot write the windows" in x for x in m.said))
+    time.sleep(0.5)  # a few ticks retry and fail
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+    wait_for(lambda: len(all_trials(out)) == 4)
+    time.sleep(0.3)
+print(json.dumps([x for x in m.said if "cannot write" in x]))
+"""
+
+
+def test_a_window_write_the_disk_refuses_is_retried_and_nothing_is_torn_or_doubled(
+    tmp_path: Path,
+) -> None:
+    """The disk refuses a trial line (EFBIG from RLIMIT_FSIZE, as ENOSPC would): requests
+    are still acknowledged (the log has room), the traces wait and are retried; once the
+    disk has room every trace is in the window once and the file reads as a run. ~3 s."""
+    import json
+    import subprocess
+    import sys
+
+    from agenteval.rundir import iter_trials
+
+    here = str(Path(__file__).parent)
+    r = subprocess.run(
+        [sys.executable, "-c", REFUSING, str(tmp_path), here],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    said = json.loads(r.stdout)
+    assert len(said) == 1 and "retrying (nothing acknowledged is lost)" in said[0]
+    window = next(tmp_path.glob("2*"))
+    assert sorted(int(t.metadata["trace_id"], 16) for t in iter_trials(window)) == [1, 2, 3, 4]

@@ -213,6 +213,10 @@ class MonitorServer:
             return self._refuse("logs", 400, f"OTLP logs body cannot be read ({type(e).__name__})")
         if not any(r.trace_id for r in records):
             return self._ok("logs", json_body)
+        if self.monitor.over_memory(len(records)):
+            return self._busy(
+                "logs", 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
+            )
         try:
             await self.monitor.ingest_logs(body, json_body, records)
         except WalFull as e:

@@ -59,7 +59,7 @@ class Tracker:
         self.segment_refs: dict[int, int] = {}
         """Segment → how many traces in flight hold spans in it."""
         self.spans = 0
-        """Spans held by traces in flight."""
+        """Spans and log records held by traces in flight (the memory bound counts them)."""
         self.late_spans = 0
         self.late_logs = 0
 
@@ -98,6 +98,7 @@ class Tracker:
                 self.late_logs += 1
                 continue
             t.logs.append(r)
+            self.spans += 1
 
     def due(self, now: float) -> list[PendingTrace]:
         """Take the traces that are done by ``now`` out of flight (oldest first) and
@@ -109,9 +110,18 @@ class Tracker:
         ]
         for t in out:
             del self.pending[t.trace_id]
-            self.spans -= len(t.spans)
+            self.spans -= len(t.spans) + len(t.logs)
             self.done[t.trace_id] = now
         return out
+
+    def restore(self, traces: Iterable[PendingTrace], now: float) -> None:
+        """Put traces taken by :meth:`due` back in flight (their scoring failed): they are
+        due again at the next call (their first arrival is kept)."""
+        for t in traces:
+            self.done.pop(t.trace_id, None)
+            t.last = now - self.idle_s
+            self.pending[t.trace_id] = t
+            self.spans += len(t.spans) + len(t.logs)
 
     def settled(self, traces: Iterable[PendingTrace]) -> None:
         """``traces`` are scored and durable: they no longer hold their segments."""

@@ -48,8 +48,15 @@ async def serve(
         await server.start()
         if ready is not None:
             ready(server.endpoint)
+        failing = False
         while not stop.is_set():
-            await monitor.tick()
+            try:
+                await monitor.tick()
+                failing = False
+            except Exception as e:  # a bug must not stop acknowledging: said once, retried
+                if not failing:
+                    say(f"agenteval monitor: scoring failed ({type(e).__name__}: {e}); retrying")
+                failing = True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), monitor.config.tick_s)
     finally:

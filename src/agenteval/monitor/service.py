@@ -102,6 +102,7 @@ class _Scored:
     scored: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     replayed: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 class Monitor:
@@ -125,6 +126,7 @@ class Monitor:
         self._checked: set[str] = set()
         self._alpha = alerts.window_alpha(config.alpha_per_day, config.window_s)
         self._busy = False
+        self._write_failing = False
 
     @property
     def wal(self) -> WriteAheadLog:
@@ -230,9 +232,13 @@ class Monitor:
     async def ingest_logs(self, body: bytes, json_body: bool, records: list[LogRecord]) -> None:
         """Log a decoded ``/v1/logs`` body (as :meth:`ingest_spans`)."""
         kind = (JSON_KINDS if json_body else PROTOBUF_KINDS)["logs"]
-        await self.wal.append(
-            kind, body, lambda seg: self.tracker.add_logs(records, seg, time.monotonic())
-        )
+        self.inflight_spans += len(records)
+        try:
+            await self.wal.append(
+                kind, body, lambda seg: self.tracker.add_logs(records, seg, time.monotonic())
+            )
+        finally:
+            self.inflight_spans -= len(records)
 
     # -- the tick ---------------------------------------------------------------------
 
@@ -245,9 +251,23 @@ class Monitor:
             loop = asyncio.get_running_loop()
             due = self.tracker.due(time.monotonic())
             if due:
-                got = await loop.run_in_executor(self._pool, self._score, due)
+                try:
+                    got = await loop.run_in_executor(self._pool, self._score, due)
+                except OSError as e:  # nothing is lost: the traces wait for the next tick
+                    self.tracker.restore(due, time.monotonic())
+                    if not self._write_failing:
+                        self._say(
+                            f"agenteval monitor: cannot write the windows in"
+                            f" {self.config.out}: {e.strerror or e}; retrying (nothing"
+                            " acknowledged is lost)"
+                        )
+                    self._write_failing = True
+                    return
+                self._write_failing = False
                 self.tracker.settled(due)
                 self._count(got)
+                for note in got.notes[:5]:
+                    self._say(f"agenteval monitor: {note}")
             wal = self.wal
             if (
                 wal.sizes.get(wal.current)
@@ -265,7 +285,11 @@ class Monitor:
             ]
             for w in closing:
                 del self.windows[w.start]
-                rec = await loop.run_in_executor(self._pool, self._close, w)
+                try:
+                    rec = await loop.run_in_executor(self._pool, self._close, w)
+                except (OSError, InputError) as e:  # the window stays as written; said once
+                    self._say(f"agenteval monitor: window {w.dir.name} not closed cleanly: {e}")
+                    continue
                 self.metrics.windows_closed += 1
                 if rec is not None:
                     self.metrics.alerts += 1
@@ -301,27 +325,43 @@ class Monitor:
         return w
 
     def _score(self, traces: list[PendingTrace]) -> _Scored:
-        """In the scoring thread: map, score, write, sync, record done (module docstring)."""
+        """In the scoring thread: map, score, write, sync, record done (module docstring).
+
+        A trace the mapping cannot read (a value no decoder check caught) is dropped with
+        a line. An OSError (the disk refused a window's write) closes the windows written
+        (a reopen cuts any torn line) and is raised: the caller puts the traces back."""
         got = _Scored()
         touched: dict[int, Window] = {}
-        for t in traces:
-            made, filtered, _skipped = trace_trials(t.spans, t.logs, self.config.mapping)
-            if not made:
-                reason = "where" if filtered else "no unit"
-                got.dropped[reason] = got.dropped.get(reason, 0) + 1
-                continue
-            got.scored += 1
-            for m in made:
-                at = m.start_ns / 1e9 if m.start_ns is not None else time.time()
-                w = self._window(window_start(at, self.config.window_s))
-                touched[w.start] = w
-                if w.holds(m):
-                    got.replayed += 1
+        try:
+            for t in traces:
+                try:
+                    made, filtered, _skipped = trace_trials(t.spans, t.logs, self.config.mapping)
+                except (InputError, ValueError, RecursionError) as e:
+                    got.dropped["unreadable"] = got.dropped.get("unreadable", 0) + 1
+                    got.notes.append(f"trace {t.trace_id} cannot be made a trial ({e})")
                     continue
-                got.scores.append(w.add(m, self.scorers))
-        for w in touched.values():
-            w.sync()
-        self._append_done(t.trace_id for t in traces)
+                if not made:
+                    reason = "where" if filtered else "no unit"
+                    got.dropped[reason] = got.dropped.get(reason, 0) + 1
+                    continue
+                got.scored += 1
+                for m in made:
+                    at = m.start_ns / 1e9 if m.start_ns is not None else time.time()
+                    w = self._window(window_start(at, self.config.window_s))
+                    touched[w.start] = w
+                    if w.holds(m):
+                        got.replayed += 1
+                        continue
+                    got.scores.append(w.add(m, self.scorers))
+            for w in touched.values():
+                w.sync()
+            self._append_done(t.trace_id for t in traces)
+        except OSError:
+            for w in touched.values():
+                self.windows.pop(w.start, None)
+                with contextlib.suppress(Exception):
+                    w.close(None)
+            raise
         return got
 
     def _append_done(self, ids: Any) -> None:
