@@ -22,6 +22,7 @@ from monitor_harness import HERE, all_trials, wait_for
 from agenteval.rundir import iter_trials
 
 pytestmark = pytest.mark.reliability
+TRAFFIC = HERE.parents[1] / "bench" / "monitor_traffic.py"
 
 
 def _start(out: Path) -> tuple[subprocess.Popen[str], str]:
@@ -52,7 +53,7 @@ def test_sigkill_mid_stream_then_restart_scores_every_acknowledged_span_once(
     out, acked = tmp_path / "mon", tmp_path / "acked.txt"
     first, endpoint = _start(out)
     traffic = subprocess.Popen(
-        [sys.executable, str(HERE / "monitor_traffic.py"), endpoint, "2000",
+        [sys.executable, str(TRAFFIC), endpoint, "2000",
          "--acked", str(acked), "--rate", "200", "--timeout", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

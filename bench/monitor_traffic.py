@@ -1,13 +1,17 @@
-"""Agent traffic through the real OpenTelemetry SDK exporter (not a test module).
+"""Agent traffic through the real OpenTelemetry SDK exporter, for bench/monitor_ingest.py and
+tests/monitor/test_monitor_kill.py.
 
-``python monitor_traffic.py ENDPOINT N [--acked FILE] [--rate R] [--fail-every K] [--bad-every K]``
-sends N agent invocations, each one trace: an ``invoke_agent`` root span with its prompt
-and answer, a ``chat`` span and an ``execute_tool`` span, exported by
+``python bench/monitor_traffic.py ENDPOINT N [--acked FILE] [--rate R] [--fail-every K]
+[--bad-every K] [--blast W]`` sends N agent invocations, each one trace: an ``invoke_agent``
+root span with its prompt and answer, a ``chat`` span and an ``execute_tool`` span, exported by
 ``OTLPSpanExporter`` (OTLP/HTTP protobuf) through a ``BatchSpanProcessor``. Every
 ``--fail-every`` K-th invocation ends in an error; every ``--bad-every`` K-th answers
 "I do not know" (the case expects "42"). With ``--acked FILE``, each span the exporter
 got a 200 for is written there as ``TRACE_ID SPAN_ID`` once acknowledged (flushed), so a
-test knows what the monitor acknowledged before it was killed.
+test knows what the monitor acknowledged before it was killed. ``--blast W``: the spans
+are made first, encoded by the SDK's own OTLP encoder in requests of 512 spans, then posted
+by W threads at once (retrying 429/503 after ``Retry-After``): faster than one SDK
+exporter can send, to find the monitor's own ceiling.
 """
 
 from __future__ import annotations
@@ -59,13 +63,63 @@ def main() -> None:
     ap.add_argument("--bad-every", type=int, default=0)
     ap.add_argument("--service", default="shop")
     ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--blast", type=int, default=0, metavar="W")
     a = ap.parse_args()
+    provider = TracerProvider(resource=Resource.create({"service.name": a.service}))
+    if a.blast:
+        _blast(a, provider)
+        return
     out = open(a.acked, "a", encoding="utf-8") if a.acked else None  # noqa: SIM115
     exporter = OTLPSpanExporter(endpoint=a.endpoint + "/v1/traces", timeout=a.timeout)
-    provider = TracerProvider(resource=Resource.create({"service.name": a.service}))
     provider.add_span_processor(
-        BatchSpanProcessor(Acked(exporter, out), schedule_delay_millis=50, max_export_batch_size=64)
+        BatchSpanProcessor(
+            Acked(exporter, out),
+            schedule_delay_millis=50,
+            max_export_batch_size=512,
+            max_queue_size=1 << 20,  # flat out, nothing is dropped before it is sent
+        )
     )
+    _emit(provider, a)
+    provider.shutdown()
+    if out is not None:
+        out.close()
+
+
+def _blast(a: argparse.Namespace, provider: TracerProvider) -> None:
+    import urllib.error
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    mem = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(mem))
+    _emit(provider, a)
+    spans = list(mem.get_finished_spans())
+    bodies = [
+        encode_spans(spans[i : i + 512]).SerializeToString() for i in range(0, len(spans), 512)
+    ]
+    url = a.endpoint + "/v1/traces"
+
+    def send(body: bytes) -> None:
+        while True:
+            req = urllib.request.Request(url, body, {"Content-Type": "application/x-protobuf"})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    r.read()
+                    return
+            except urllib.error.HTTPError as e:
+                if e.code not in (429, 503):
+                    raise
+                time.sleep(float(e.headers.get("Retry-After", "1")))
+
+    with ThreadPoolExecutor(a.blast) as pool:
+        list(pool.map(send, bodies))
+
+
+def _emit(provider: TracerProvider, a: argparse.Namespace) -> None:
     tracer = provider.get_tracer("traffic")
     for i in range(a.n):
         with tracer.start_as_current_span("invoke_agent shop") as root:
@@ -92,9 +146,6 @@ def main() -> None:
                 root.set_status(Status(StatusCode.ERROR, "boom"))
         if a.rate:
             time.sleep(1.0 / a.rate)
-    provider.shutdown()
-    if out is not None:
-        out.close()
 
 
 if __name__ == "__main__":
