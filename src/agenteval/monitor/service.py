@@ -19,7 +19,8 @@ Data flow (one process, one event loop, one scoring thread):
    (:mod:`agenteval.monitor.alerts`); the windows checked are listed in
    ``DIR/.monitor/checked.log``.
 
-**Restart** (after a crash or SIGKILL): the done log is read (a torn last line ignored),
+**Restart** (after a crash or SIGKILL): the done log is read
+(:mod:`agenteval.monitor.journal`; a torn last line ignored),
 then every valid frame of the write-ahead log is replayed into flight (spans of done
 traces skipped), so every acknowledged span is scored once its trace is done again. A
 trace whose trials reached its window before the crash but whose id did not reach the
@@ -38,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +49,7 @@ from typing import Any
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.monitor import alerts
+from agenteval.monitor.journal import Journal, append_lines
 from agenteval.monitor.mapping import MapOptions, trace_trials
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import PendingTrace, Tracker
@@ -122,8 +123,8 @@ class Monitor:
         self.on_alert: Callable[[dict[str, Any]], None] | None = None
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="agenteval-monitor")
         self._lock: RunLock | None = None
+        self._journal = Journal(self.state, config.window_s)
         self._wal: WriteAheadLog | None = None
-        self._checked: set[str] = set()
         self._alpha = alerts.window_alpha(config.alpha_per_day, config.window_s)
         self._busy = False
         self._write_failing = False
@@ -148,14 +149,8 @@ class Monitor:
                 f"is used by another agenteval monitor ({holder}); stop it, or give another --out",
                 file=self.config.out,
             ) from None
-        now = time.time()
-        for p in sorted(self.state.glob("done-*.log")):
-            start = p.stem.removeprefix("done-")
-            if start.isdigit() and now - int(start) > 3 * self.config.window_s:
-                p.unlink()
-                continue
-            self.tracker.remember(_lines(p), time.monotonic())
-        self._checked = set(_lines(self.state / "checked.log"))
+        self._journal = Journal(self.state, self.config.window_s)
+        self.tracker.remember(self._journal.done_ids(time.time()), time.monotonic())
         wal, frames = WriteAheadLog.open(
             self.state / "wal",
             segment_bytes=self.config.segment_bytes,
@@ -355,7 +350,7 @@ class Monitor:
                     got.scores.append(w.add(m, self.scorers))
             for w in touched.values():
                 w.sync()
-            self._append_done(t.trace_id for t in traces)
+            self._journal.add_done((t.trace_id for t in traces), time.time())
         except OSError:
             for w in touched.values():
                 self.windows.pop(w.start, None)
@@ -363,19 +358,6 @@ class Monitor:
                     w.close(None)
             raise
         return got
-
-    def _append_done(self, ids: Any) -> None:
-        start = window_start(time.time(), self.config.window_s)
-        path = self.state / f"done-{start}.log"
-        if not path.exists():  # a new window of time: forget the files past the horizon
-            for old in self.state.glob("done-*.log"):
-                stamp = old.stem.removeprefix("done-")
-                if stamp.isdigit() and start - int(stamp) > 3 * self.config.window_s:
-                    old.unlink()
-        with open(path, "a", encoding="utf-8") as f:
-            f.write("".join(f"{tid}\n" for tid in ids))
-            f.flush()
-            os.fsync(f.fileno())
 
     def _close(self, w: Window) -> dict[str, Any] | None:
         """In the scoring thread: store the window's summary, release it, check it."""
@@ -387,15 +369,14 @@ class Monitor:
 
     def _check(self, run_dir: Path) -> dict[str, Any] | None:
         name = run_dir.name
-        if self.config.baseline is None or name in self._checked:
+        if self.config.baseline is None or name in self._journal.checked:
             return None
         result = alerts.check_window(self.config.baseline, run_dir, self._alpha)
         rec = None
         if result is not None and result.blocked:
             rec = alerts.alert_record(name, run_dir, result, self._alpha, self.config.alpha_per_day)
-            _append_line(self.config.out / "alerts.jsonl", json.dumps(rec))
-        _append_line(self.state / "checked.log", name)
-        self._checked.add(name)
+            append_lines(self.config.out / "alerts.jsonl", [json.dumps(rec)])
+        self._journal.add_checked(name)
         return rec
 
     def reopen_unfinished(self) -> None:
@@ -406,16 +387,18 @@ class Monitor:
                 continue
             try:
                 head = read_header(d)
-            except Exception:  # not a window of ours: left alone
+            except InputError:  # not a run: not a window of ours, left alone
                 continue
             if (head.settings or {}).get("monitor") is None:
                 continue
             start = head.settings["monitor"].get("window_start")
             if head.finished_at is None and isinstance(start, int):
                 self._window(start)
-            elif head.finished_at is not None and d.name not in self._checked:
-                with contextlib.suppress(Exception):
+            elif head.finished_at is not None and d.name not in self._journal.checked:
+                try:
                     self._check(d)
+                except (OSError, InputError) as e:
+                    self._say(f"agenteval monitor: window {d.name} not checked: {e}")
 
     async def close(self) -> None:
         """Stop: release every window (unfinished ones stay unfinished: a restart closes
@@ -428,19 +411,3 @@ class Monitor:
         self._pool.shutdown(wait=True)
         if self._lock is not None:
             self._lock.release()
-
-
-def _lines(path: Path) -> list[str]:
-    """The complete lines of a file (a torn last one left out); [] when there is none."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    return data[: data.rfind(b"\n") + 1].decode("utf-8", "replace").split()
-
-
-def _append_line(path: Path, line: str) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
