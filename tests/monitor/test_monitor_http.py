@@ -94,11 +94,12 @@ def test_refusals_are_one_line_each_and_never_acknowledged(tmp_path: Path) -> No
 def test_over_the_memory_bound_answers_429_with_retry_after(tmp_path: Path) -> None:
     with served(_config(tmp_path, max_pending_spans=3, max_wait_s=3.0, idle_s=3.0)) as m:
         url = m.endpoint + "/v1/traces"
-        assert post(url, otlp_json(agent_trace(1)))[0] == 200  # 2 spans in flight
-        status, headers, _ = post(url, otlp_json(agent_trace(2)))
+        # 4 spans, over the bound of 3, but nothing is in flight: taken (else never)
+        assert post(url, otlp_json(agent_trace(1) + agent_trace(2)))[0] == 200
+        status, headers, _ = post(url, otlp_json(agent_trace(3)))
         assert status == 429 and headers["Retry-After"] == "1"
         got = _metrics(m.endpoint)
-        assert got[("agenteval_monitor_pending_spans", ())] == 2
+        assert got[("agenteval_monitor_pending_spans", ())] == 4
     assert got[("agenteval_monitor_requests_total", (("code", "429"), ("signal", "traces")))] == 1
 
 

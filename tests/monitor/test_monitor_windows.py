@@ -66,6 +66,12 @@ def test_a_growing_window_is_reported_and_gated_only_once_closed(
     assert head.settings["monitor"]["window_start"] == window_start(head.created_at.timestamp(), 2)
     assert main(["gate", str(window), str(window), "--unpaired"]) == 0
     assert main(["rescore", str(window), "--out", str(tmp_path / "re")]) == 0
+    csv = tmp_path / "trials.csv"
+    assert main(["export", str(window), "--format", "csv", "--out", str(csv)]) == 0
+    assert len(csv.read_text().splitlines()) == 6  # a header and the 5 trials
+    from agenteval.view.catalog import find_run_dirs  # what `agenteval view DIR` lists
+
+    assert find_run_dirs(out) == [window]
 
 
 class _Hook:

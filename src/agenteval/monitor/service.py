@@ -209,8 +209,11 @@ class Monitor:
             self.tracker.late_spans = late  # spans of traces done before the restart
 
     def over_memory(self, n: int) -> bool:
-        """Whether ``n`` more spans would take the traces in flight over their bound."""
-        return self.tracker.spans + self.inflight_spans + n > self.config.max_pending_spans
+        """Whether ``n`` more spans would take the traces in flight over their bound (a
+        request larger than the bound is taken when nothing else is in flight, so that
+        its sender's retries can succeed)."""
+        held = self.tracker.spans + self.inflight_spans
+        return held > 0 and held + n > self.config.max_pending_spans
 
     async def ingest_spans(self, body: bytes, json_body: bool, spans: list[SpanRecord]) -> None:
         """Log a decoded ``/v1/traces`` body; return once it is durable and its spans are
