@@ -164,6 +164,8 @@ def main() -> None:
         tb = next(t for t, n in busy if n == nb)
         rate = (nb - na) / (tb - ta) if tb > ta else float("nan")
         print(f"ingest: {rate:,.0f} spans/s acknowledged (from /metrics, {tb - ta:.1f} s)")
+    else:
+        print("ingest: too short to measure (fewer than two samples of /metrics under load)")
     print(
         f"monitor CPU {cpu:.1f} s over {t_end - t0:.1f} s = {cpu / (t_end - t0):.0%} of one"
         f" core; {1000 * cpu / max(3 * len(seen), 1):.2f} ms CPU per span"
