@@ -78,3 +78,10 @@ def test_a_directory_another_monitor_uses_is_exit_2(
         code, err = _err(capsys, "--listen", "127.0.0.1:0", "--out", str(tmp_path))
     assert code == 2 and "is used by another agenteval monitor" in err
     assert err.count("\n") == 1
+
+
+def test_a_directory_that_cannot_be_made_is_exit_5(capsys: pytest.CaptureFixture[str]) -> None:
+    """/sys refuses new directories (EPERM, or EACCES for a user): exit 5, one line."""
+    code, err = _err(capsys, "--listen", "127.0.0.1:0", "--out", "/sys/agenteval-monitor-test")
+    assert code == 5 and "cannot write /sys/agenteval-monitor-test" in err
+    assert err.count("\n") == 1

@@ -34,6 +34,16 @@ def test_trials_written_but_not_in_the_done_log_are_not_written_again(tmp_path: 
     assert set(_keys(tmp_path).values()) == {1} and len(_keys(tmp_path)) == 5
 
 
+def test_traces_in_flight_at_a_stop_are_scored_after_the_next_start(tmp_path: Path) -> None:
+    slow = MonitorConfig(out=tmp_path, idle_s=30.0, max_wait_s=60.0, tick_s=0.05)
+    with served(slow) as m:
+        assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
+    assert all_trials(tmp_path) == []  # stopped before the trace was done
+    with served(_config(tmp_path)) as m:
+        wait_for(lambda: len(all_trials(tmp_path)) == 1, what="the trace scored")
+        assert m.monitor.metrics.trials == 1
+
+
 def test_torn_tails_of_the_log_and_of_trials_are_cut_on_restart(tmp_path: Path) -> None:
     with served(_config(tmp_path)) as m:
         assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
