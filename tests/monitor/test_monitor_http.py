@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,33 @@ def test_get_routes_check_the_host(tmp_path: Path, path: str) -> None:
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(req, timeout=5)
         assert e.value.code == 421
+
+
+def test_hostile_bodies_are_refused_and_the_endpoint_keeps_acknowledging(tmp_path: Path) -> None:
+    """Random bytes, truncated and bit-flipped real requests, as JSON and protobuf: each
+    is answered 200 or 400 (never a 500, never a crash), and a good request still is."""
+    import random
+
+    rng = random.Random(3)
+    good_json = otlp_json(agent_trace(1))
+    good_pb = _protobuf(otlp_json(agent_trace(2)))
+    bodies: list[tuple[bytes, str]] = []
+    for good, ctype in ((good_json, "application/json"), (good_pb, "application/x-protobuf")):
+        for _ in range(40):
+            b = bytearray(good)
+            for _ in range(rng.randint(1, 8)):
+                b[rng.randrange(len(b))] = rng.randrange(256)
+            bodies.append((bytes(b[: rng.randint(0, len(b))]), ctype))
+        bodies += [(rng.randbytes(rng.randint(0, 300)), ctype) for _ in range(20)]
+    bodies.append((b'{"resourceSpans": [{"scopeSpans": [{"spans": [{}]}]}]}', "application/json"))
+    bodies.append((b"[" * 100_000, "application/json"))
+    with served(_config(tmp_path)) as m:
+        url = m.endpoint + "/v1/traces"
+        codes = {post(url, b, ctype)[0] for b, ctype in bodies}
+        assert codes <= {200, 400}
+        assert post(url, otlp_json(agent_trace(99)))[0] == 200
+        wait_for(
+            lambda: any(int(t["metadata"]["trace_id"], 16) == 99 for t in all_trials(tmp_path))
+        )
+        time.sleep(0.3)
+    assert not [x for x in m.said if "scoring failed" in x or "cannot be made" in x]
