@@ -31,7 +31,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def served(config: MonitorConfig, *, webhook: str | None = None) -> Iterator[Served]:
+def served(
+    config: MonitorConfig, *, webhook: str | None = None, export_otlp: str | None = None
+) -> Iterator[Served]:
     """Run ``serve`` on its own event loop in a thread until the block ends."""
     scorers = build_scorers(ScorerConfig())
     holder: list[Served] = []
@@ -56,6 +58,7 @@ def served(config: MonitorConfig, *, webhook: str | None = None) -> Iterator[Ser
                     0,
                     stop,
                     webhook=webhook,
+                    export_otlp=export_otlp,
                     ready=on_ready,
                     say=s.said.append,
                 )

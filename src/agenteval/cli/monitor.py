@@ -83,6 +83,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--alert-webhook", metavar="URL", help="POST each alert's JSON here")
     p.add_argument(
+        "--export-otlp",
+        metavar="URL",
+        help="send each score as a gen_ai.evaluation.result event on its trace (OTLP/HTTP)",
+    )
+    p.add_argument(
         "--max-pending-spans",
         type=int,
         default=1_000_000,
@@ -236,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
             stop,
             allow_hosts=tuple(args.allow_host),
             webhook=args.alert_webhook,
+            export_otlp=args.export_otlp,
             ready=ready,
             say=say,
         )

@@ -2,7 +2,8 @@
 
 :func:`serve` opens the :class:`~agenteval.monitor.service.Monitor` (lock, replay), binds
 and serves, calls ``ready(endpoint)`` once requests are answered (the command line prints
-``listening on http://HOST:PORT``), then ticks every ``tick_s`` until ``stop`` is set.
+``listening on http://HOST:PORT``; with ``export_otlp`` each score is sent there,
+:mod:`agenteval.monitor.export`), then ticks every ``tick_s`` until ``stop`` is set.
 Stopping closes the server first (no request is acknowledged after), then the monitor:
 traces still in flight stay in the write-ahead log for the next start.
 """
@@ -15,6 +16,7 @@ from collections.abc import Callable
 
 from agenteval._util.say import Say, log_warning
 from agenteval.monitor.alerts import Webhook
+from agenteval.monitor.export import EvaluationExport
 from agenteval.monitor.http import MonitorServer, bind
 from agenteval.monitor.service import Monitor
 
@@ -29,6 +31,7 @@ async def serve(
     *,
     allow_hosts: tuple[str, ...] = (),
     webhook: str | None = None,
+    export_otlp: str | None = None,
     ready: Callable[[str], None] | None = None,
     say: Say = log_warning,
 ) -> None:
@@ -42,6 +45,11 @@ async def serve(
     hook = Webhook(webhook, say) if webhook else None
     if hook is not None:
         monitor.on_alert = hook.send
+    export = EvaluationExport(export_otlp, say) if export_otlp else None
+    if export is not None:
+        monitor.on_scored = export.add
+        monitor.metrics.gauges["evaluations_exported"] = lambda: export.sent
+        monitor.metrics.gauges["evaluations_export_dropped"] = lambda: export.dropped
     server = MonitorServer(monitor, sock, allow_hosts=allow_hosts, log=say)
     try:
         monitor.reopen_unfinished()
@@ -63,4 +71,6 @@ async def serve(
         await server.close()
         if hook is not None:
             await hook.close()
+        if export is not None:
+            await export.close()
         await monitor.close()

@@ -68,6 +68,8 @@ __all__ = ["Monitor", "MonitorConfig"]
 STATE = ".monitor"
 """The monitor's own files under ``DIR``: ``wal/``, ``done-*.log``, ``checked.log``."""
 JSON_KINDS = {"traces": 1, "logs": 3}
+Written = tuple[str, str, str, str, dict[str, Score]]
+"""A trial written: its trace id, root span id, case id, window name and scores."""
 PROTOBUF_KINDS = {"traces": 2, "logs": 4}
 
 
@@ -99,7 +101,7 @@ class MonitorConfig:
 class _Scored:
     """What the scoring thread reports back for one tick."""
 
-    scores: list[dict[str, Score]] = field(default_factory=list)
+    written: list[Written] = field(default_factory=list)
     scored: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     replayed: int = 0
@@ -121,6 +123,8 @@ class Monitor:
         self.windows: dict[int, Window] = {}
         self.inflight_spans = 0
         self.on_alert: Callable[[dict[str, Any]], None] | None = None
+        self.on_scored: Callable[[str, str, str, str, dict[str, Score]], None] | None = None
+        """Told of each trial written: trace id, span id, case id, window, scores."""
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="agenteval-monitor")
         self._lock: RunLock | None = None
         self._journal = Journal(self.state, config.window_s)
@@ -266,6 +270,9 @@ class Monitor:
                 self._count(got)
                 for note in got.notes[:5]:
                     self._say(f"agenteval monitor: {note}")
+                if self.on_scored is not None:
+                    for item in got.written:
+                        self.on_scored(*item)
             wal = self.wal
             if (
                 wal.sizes.get(wal.current)
@@ -303,7 +310,7 @@ class Monitor:
         m.replayed += got.replayed
         for reason, n in got.dropped.items():
             m.traces_dropped[reason] = m.traces_dropped.get(reason, 0) + n
-        for scores in got.scores:
+        for *_, scores in got.written:
             m.scored(scores)
 
     def _release_segments(self) -> None:
@@ -350,7 +357,11 @@ class Monitor:
                     if w.holds(m):
                         got.replayed += 1
                         continue
-                    got.scores.append(w.add(m, self.scorers))
+                    scores = w.add(m, self.scorers)
+                    meta = m.trial.metadata
+                    got.written.append(
+                        (meta["trace_id"], meta["span_id"], m.case.id, w.dir.name, scores)
+                    )
             for w in touched.values():
                 w.sync()
             self._journal.add_done((t.trace_id for t in traces), time.time())
