@@ -67,7 +67,8 @@ def test_json_protobuf_and_gzip_are_acknowledged_and_scored(tmp_path: Path) -> N
             url, gzipped(otlp_json(agent_trace(3))), headers={"Content-Encoding": "gzip"}
         )
         assert status == 200
-        wait_for(lambda: len(all_trials(tmp_path)) == 3, what="3 trials")
+        # the file is written before the counters (they follow the done log's fsync)
+        wait_for(lambda: m.monitor.metrics.traces_scored == 3, what="3 traces scored")
         got = _metrics(m.endpoint)
     trials = all_trials(tmp_path)
     assert sorted(int(t["metadata"]["trace_id"], 16) for t in trials) == [1, 2, 3]
@@ -170,7 +171,7 @@ def test_metrics_are_valid_prometheus_text_and_count_what_happened(tmp_path: Pat
         url = m.endpoint + "/v1/traces"
         for i in range(4):
             assert post(url, otlp_json(agent_trace(i + 1)))[0] == 200
-        wait_for(lambda: len(all_trials(tmp_path)) == 4, what="4 trials")
+        wait_for(lambda: m.monitor.metrics.trials == 4, what="4 trials counted")
         late = span(1, 99, 1, name="late")
         assert post(url, otlp_json([late]))[0] == 200
         assert post(url, b"{bad")[0] == 400

@@ -40,8 +40,8 @@ def test_traces_in_flight_at_a_stop_are_scored_after_the_next_start(tmp_path: Pa
         assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
     assert all_trials(tmp_path) == []  # stopped before the trace was done
     with served(_config(tmp_path)) as m:
-        wait_for(lambda: len(all_trials(tmp_path)) == 1, what="the trace scored")
-        assert m.monitor.metrics.trials == 1
+        wait_for(lambda: m.monitor.metrics.trials == 1, what="the trace scored")
+    assert len(all_trials(tmp_path)) == 1
 
 
 def test_torn_tails_of_the_log_and_of_trials_are_cut_on_restart(tmp_path: Path) -> None:
