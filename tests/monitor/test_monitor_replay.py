@@ -44,6 +44,21 @@ def test_traces_in_flight_at_a_stop_are_scored_after_the_next_start(tmp_path: Pa
     assert len(all_trials(tmp_path)) == 1
 
 
+def test_another_window_length_on_the_same_directory_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from agenteval.errors import InputError
+
+    hourly = MonitorConfig(out=tmp_path, window_s=3600, idle_s=0.1, max_wait_s=1.0, tick_s=0.05)
+    with served(hourly) as m:
+        assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
+        wait_for(lambda: m.monitor.metrics.trials == 1, what="1 trial")
+    five = MonitorConfig(out=tmp_path, window_s=300, idle_s=0.1, max_wait_s=1.0, tick_s=0.05)
+    with pytest.raises(InputError) as e, served(five):
+        pass
+    assert "holds windows of 3600 s" in str(e.value) and "same --window" in str(e.value)
+
+
 def test_torn_tails_of_the_log_and_of_trials_are_cut_on_restart(tmp_path: Path) -> None:
     with served(_config(tmp_path)) as m:
         assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200

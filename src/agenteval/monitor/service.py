@@ -322,7 +322,11 @@ class Monitor:
     def _window(self, start: int) -> Window:
         w = self.windows.get(start)
         if w is None:
-            settings = {**self.config.settings, "window_start": start}
+            settings = {
+                **self.config.settings,
+                "window_s": self.config.window_s,
+                "window_start": start,
+            }
             header = window_header(settings, self.scorers)
             keep = self.config.mapping.case_id_attr is not None
             w = Window.open(self.config.out, start, self.config.window_s, header, keep_cases=keep)
@@ -403,9 +407,16 @@ class Monitor:
                 head = read_header(d)
             except InputError:  # not a run: not a window of ours, left alone
                 continue
-            if (head.settings or {}).get("monitor") is None:
+            settings = (head.settings or {}).get("monitor")
+            if not isinstance(settings, dict):
                 continue
-            start = head.settings["monitor"].get("window_start")
+            if settings.get("window_s") not in (None, self.config.window_s):
+                raise InputError(
+                    f"holds windows of {settings['window_s']} s ({d.name}); start the monitor"
+                    " with the same --window, or give another --out",
+                    file=self.config.out,
+                )
+            start = settings.get("window_start")
             if head.finished_at is None and isinstance(start, int):
                 self._window(start)
             elif head.finished_at is not None and d.name not in self._journal.checked:
