@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from monitor_harness import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from agenteval.monitor import MonitorConfig
+from agenteval.monitor.wal import read_segment
 
 
 def _config(out: Path, **kw: object) -> MonitorConfig:
@@ -67,15 +69,17 @@ def test_json_protobuf_and_gzip_are_acknowledged_and_scored(tmp_path: Path) -> N
             url, gzipped(otlp_json(agent_trace(3))), headers={"Content-Encoding": "gzip"}
         )
         assert status == 200
+        deflated = zlib.compress(otlp_json(agent_trace(4)))
+        assert post(url, deflated, headers={"Content-Encoding": "deflate"})[0] == 200
         # the file is written before the counters (they follow the done log's fsync)
-        wait_for(lambda: m.monitor.metrics.traces_scored == 3, what="3 traces scored")
+        wait_for(lambda: m.monitor.metrics.traces_scored == 4, what="4 traces scored")
         got = _metrics(m.endpoint)
     trials = all_trials(tmp_path)
-    assert sorted(int(t["metadata"]["trace_id"], 16) for t in trials) == [1, 2, 3]
+    assert sorted(int(t["metadata"]["trace_id"], 16) for t in trials) == [1, 2, 3, 4]
     assert {t["output"] for t in trials} == {"The answer is 42"}
-    assert got[("agenteval_monitor_spans_total", ())] == 6
-    assert got[("agenteval_monitor_traces_scored_total", ())] == 3
-    assert got[("agenteval_monitor_requests_total", (("code", "200"), ("signal", "traces")))] == 3
+    assert got[("agenteval_monitor_spans_total", ())] == 8
+    assert got[("agenteval_monitor_traces_scored_total", ())] == 4
+    assert got[("agenteval_monitor_requests_total", (("code", "200"), ("signal", "traces")))] == 4
 
 
 def test_refusals_are_one_line_each_and_never_acknowledged(tmp_path: Path) -> None:
@@ -86,11 +90,18 @@ def test_refusals_are_one_line_each_and_never_acknowledged(tmp_path: Path) -> No
         assert post(url, b"x", headers={"Content-Encoding": "br"})[0] == 415
         assert post(url, otlp_json(agent_trace(1)), headers={"Host": "evil.example"})[0] == 421
         assert post(url, b"x" * 100, headers={"Content-Encoding": "gzip"})[0] == 400
+        bomb = gzipped(b"0" * (17 << 20))  # 17 MiB once inflated, 17 KB sent
+        assert post(url, bomb, headers={"Content-Encoding": "gzip"})[0] == 413
         wait_for(lambda: len(m.said) >= 5, what="five lines")
+        assert post(url, otlp_json(agent_trace(1)))[0] == 200  # and it still acknowledges
+        wait_for(lambda: m.monitor.metrics.trials == 1, what="the good request scored")
     assert all(line.startswith("agenteval monitor: HTTP ") for line in m.said)
     assert all("\n" not in line for line in m.said)
-    assert all_trials(tmp_path) == []
-    assert not any(p.stat().st_size for p in (tmp_path / ".monitor" / "wal").iterdir())
+    # nothing refused reached the log or a window: only the one good request did
+    logged = [f for p in sorted((tmp_path / ".monitor" / "wal").iterdir())
+              for f in read_segment(p)[0]]  # fmt: skip
+    assert len(logged) == 1
+    assert [int(t["metadata"]["trace_id"], 16) for t in all_trials(tmp_path)] == [1]
 
 
 def test_over_the_memory_bound_answers_429_with_retry_after(tmp_path: Path) -> None:
