@@ -19,11 +19,13 @@ already closed reopens it (``run --resume`` style: a torn last line is cut).
 ``trials.jsonl`` when reopened), and a unit whose pair is there is not written again.
 So a trace scored before a crash and replayed from the write-ahead log after it is not
 scored twice, even when the crash came between its trial line and the monitor's record
-that the trace was done.
+that the trace was done. The pairs and the case ids used are kept as 64-bit hashes, so an
+open window costs about 100 bytes of memory per trial (freed when it closes).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from datetime import UTC, datetime
@@ -58,6 +60,12 @@ def window_name(start: int, window_s: int) -> str:
     return t.strftime("%Y-%m-%dT%H%M%S")
 
 
+def _h64(text: str) -> int:
+    """A 64-bit hash of ``text`` (two keys of a window collide with probability about
+    n^2 / 2^65: 6e-8 for 1.5 million trials)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).digest())
+
+
 def _cut_torn_line(path: Path) -> None:
     """Cut a last line without its newline (the writer died mid-line)."""
     try:
@@ -77,8 +85,12 @@ class Window:
         self.start = start
         self.end = end
         self.dir = writer.run_dir
-        self.keys: set[tuple[str, str]] = set()
+        self.keys: set[int] = set()
+        """64-bit hashes of the ``trace_id:span_id`` of every trial held."""
+        self.ids: set[int] = set()
+        """64-bit hashes of every case id used."""
         self.repeats: dict[str, int] = {}
+        """Next repeat of the case ids used more than once (most are used once)."""
         self.cases: dict[str, Case] = {}
         """First case made under each id, kept only with ``keep_cases`` (ids from an
         attribute repeat; hash ids never do)."""
@@ -109,8 +121,10 @@ class Window:
         for rec in iter_trials(self.dir):
             tid, sid = rec.metadata.get("trace_id"), rec.metadata.get("span_id")
             if isinstance(tid, str) and isinstance(sid, str):
-                self.keys.add((tid, sid))
-            self.repeats[rec.case_id] = max(self.repeats.get(rec.case_id, 0), rec.repeat + 1)
+                self.keys.add(_h64(f"{tid}:{sid}"))
+            self.ids.add(_h64(rec.case_id))
+            if rec.repeat:
+                self.repeats[rec.case_id] = max(self.repeats.get(rec.case_id, 1), rec.repeat + 1)
         if self._keep_cases:
             self.cases.update(load_run_cases(self.dir))
 
@@ -119,21 +133,25 @@ class Window:
         return self._key(made) in self.keys
 
     @staticmethod
-    def _key(made: Made) -> tuple[str, str]:
+    def _key(made: Made) -> int:
         m = made.trial.metadata
-        return (str(m.get("trace_id")), str(m.get("span_id")))
+        return _h64(f"{m.get('trace_id')}:{m.get('span_id')}")
 
     def add(self, made: Made, scorers: Scorers) -> dict[str, Score]:
         """Score and append one unit's trial (its case first, when new); the scores."""
         cid = made.case.id
-        repeat = self.repeats.get(cid, 0)
+        h = _h64(cid)
         case = self.cases.get(cid, made.case)
-        if repeat == 0:
+        if h not in self.ids:
+            repeat = 0
+            self.ids.add(h)
             self._cases_fh.write(case_line(case))
             self._cases_fh.flush()
             if self._keep_cases:
                 self.cases[cid] = case
-        self.repeats[cid] = repeat + 1
+        else:
+            repeat = self.repeats.get(cid, 1)
+            self.repeats[cid] = repeat + 1
         made.trial.repeat = repeat
         scores = scorers.apply(case, made.trial)
         self.writer.append(made.trial, scores)
