@@ -20,7 +20,7 @@ already closed reopens it (``run --resume`` style: a torn last line is cut).
 So a trace scored before a crash and replayed from the write-ahead log after it is not
 scored twice, even when the crash came between its trial line and the monitor's record
 that the trace was done. The pairs and the case ids used are kept as 64-bit hashes, so an
-open window costs about 100 bytes of memory per trial (freed when it closes).
+open window costs about 150 bytes of memory per trial (freed when it closes).
 """
 
 from __future__ import annotations
