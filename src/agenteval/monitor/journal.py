@@ -1,9 +1,10 @@
 """The monitor's small durable records beside the write-ahead log, in ``DIR/.monitor``.
 
 - ``done-<start>.log``: the ids of traces scored (one a line, appended and fsync'd after
-  their trials are durable in their windows), one file per window of processing time.
-  Files older than three windows are deleted; the ids in the others are remembered, so a
-  span of a trace scored before a restart is late, not a new trace.
+  their trials are durable in their windows), one file per ``bucket_s`` of processing
+  time (the monitor's horizon for done ids, :attr:`MonitorConfig.horizon_s`). Files more
+  than two buckets old are deleted; the ids in the others are remembered at start-up, so
+  a span of a trace scored before a restart is late, not a new trace.
 - ``checked.log``: the windows gated against the baseline (one name a line), so that a
   restart does not gate (and alert on) a window twice.
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 __all__ = ["Journal"]
 
-_KEEP_WINDOWS = 3
+_KEEP_BUCKETS = 2
 
 
 def _lines(path: Path) -> list[str]:
@@ -41,9 +42,9 @@ def append_lines(path: Path, lines: Iterable[str]) -> None:
 class Journal:
     """The done and checked records of one monitor directory (module docstring)."""
 
-    def __init__(self, state: Path, window_s: int) -> None:
+    def __init__(self, state: Path, bucket_s: int) -> None:
         self.state = state
-        self.window_s = window_s
+        self.bucket_s = bucket_s
         self.checked: set[str] = set(_lines(state / "checked.log"))
 
     def _stamp(self, p: Path) -> int | None:
@@ -53,7 +54,7 @@ class Journal:
     def _forget_before(self, now: float) -> None:
         for p in self.state.glob("done-*.log"):
             stamp = self._stamp(p)
-            if stamp is not None and now - stamp > _KEEP_WINDOWS * self.window_s:
+            if stamp is not None and now - stamp > _KEEP_BUCKETS * self.bucket_s:
                 p.unlink()
 
     def done_ids(self, now: float) -> list[str]:
@@ -63,7 +64,7 @@ class Journal:
 
     def add_done(self, ids: Iterable[str], now: float) -> None:
         """Record ``ids`` done (durably, before returning)."""
-        start = int(now // self.window_s) * self.window_s
+        start = int(now // self.bucket_s) * self.bucket_s
         path = self.state / f"done-{start}.log"
         if not path.exists():  # a new window of time: forget the files past the horizon
             self._forget_before(now)

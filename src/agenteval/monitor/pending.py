@@ -14,8 +14,9 @@ count as arriving at the restart.
 
 A span (or log record) of a trace already done is **late**: counted, never added to a
 trace, never scored. Done trace ids are remembered for ``horizon_s`` (the monitor gives
-two windows); a span arriving later than that starts a new trace of that id, which is
-scored like any other (its trial names the same trace id).
+at least 10 minutes, :attr:`~agenteval.monitor.service.MonitorConfig.horizon_s`); a span
+arriving later than that starts a new trace of that id, which is scored like any other
+(its trial names the same trace id) unless its window already holds that unit.
 
 Each trace also remembers which write-ahead-log segments hold its spans
 (:attr:`PendingTrace.segments`): a segment may go once no trace in flight is in it.

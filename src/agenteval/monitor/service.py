@@ -92,6 +92,14 @@ class MonitorConfig:
     settings: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def horizon_s(self) -> float:
+        """How long done trace ids are remembered: at least 10 minutes, and past the life
+        of any log segment that may hold their spans (so a replay after a restart never
+        mistakes a scored trace for a new one; the windows' own record is the second
+        guard)."""
+        return max(600.0, 2 * (self.max_wait_s + self.segment_s + self.idle_s))
+
+    @property
     def close_delay_s(self) -> float:
         """How long after its end a window closes."""
         return self.max_wait_s + self.idle_s + 2 * self.tick_s
@@ -118,7 +126,7 @@ class Monitor:
         self.state = config.out / STATE
         self.metrics = Metrics()
         self.tracker = Tracker(
-            idle_s=config.idle_s, max_wait_s=config.max_wait_s, horizon_s=2 * config.window_s
+            idle_s=config.idle_s, max_wait_s=config.max_wait_s, horizon_s=config.horizon_s
         )
         self.windows: dict[int, Window] = {}
         self.inflight_spans = 0
@@ -127,7 +135,7 @@ class Monitor:
         """Told of each trial written: trace id, span id, case id, window, scores."""
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="agenteval-monitor")
         self._lock: RunLock | None = None
-        self._journal = Journal(self.state, config.window_s)
+        self._journal = Journal(self.state, int(config.horizon_s))
         self._wal: WriteAheadLog | None = None
         self._alpha = alerts.window_alpha(config.alpha_per_day, config.window_s)
         self._busy = False
@@ -153,7 +161,7 @@ class Monitor:
                 f"is used by another agenteval monitor ({holder}); stop it, or give another --out",
                 file=self.config.out,
             ) from None
-        self._journal = Journal(self.state, self.config.window_s)
+        self._journal = Journal(self.state, int(self.config.horizon_s))
         self.tracker.remember(self._journal.done_ids(time.time()), time.monotonic())
         wal, frames = WriteAheadLog.open(
             self.state / "wal",
