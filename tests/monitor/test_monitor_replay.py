@@ -141,3 +141,16 @@ def test_a_window_write_the_disk_refuses_is_retried_and_nothing_is_torn_or_doubl
     assert len(said) == 1 and "retrying (nothing acknowledged is lost)" in said[0]
     window = next(tmp_path.glob("2*"))
     assert sorted(int(t.metadata["trace_id"], 16) for t in iter_trials(window)) == [1, 2, 3, 4]
+
+
+def test_a_quiet_log_is_emptied_once_what_it_holds_is_scored(tmp_path: Path) -> None:
+    """No traffic after a burst: the current segment, once old and unneeded, is rolled
+    and deleted, so a restart replays nothing."""
+    cfg = MonitorConfig(out=tmp_path, idle_s=0.1, max_wait_s=1.0, tick_s=0.05, segment_s=0.5)
+    with served(cfg) as m:
+        assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
+        wait_for(lambda: m.monitor.metrics.trials == 1, what="1 trial")
+        wal = tmp_path / ".monitor" / "wal"
+        wait_for(lambda: sum(p.stat().st_size for p in wal.iterdir()) == 0, what="an empty log")
+    with served(cfg) as m:
+        assert not [x for x in m.said if "replayed" in x]

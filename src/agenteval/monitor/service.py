@@ -285,8 +285,8 @@ class Monitor:
             if (
                 wal.sizes.get(wal.current)
                 and not self.tracker.segment_refs.get(wal.current)
-                and wal.total_bytes > wal.max_bytes // 2
-            ):  # the log is filling up with segments nothing needs: let the current go too
+                and (wal.total_bytes > wal.max_bytes // 2 or wal.age_s >= wal.segment_s)
+            ):  # nothing needs the current segment, and it is old or the log is filling up
                 await wal.roll()
             self._release_segments()
             now = time.time()

@@ -185,6 +185,11 @@ class WriteAheadLog:
         return self._total
 
     @property
+    def age_s(self) -> float:
+        """Seconds since the current segment was begun."""
+        return time.monotonic() - self._started
+
+    @property
     def depth(self) -> int:
         """Segments on disk."""
         return len(self.sizes)
