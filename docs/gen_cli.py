@@ -28,7 +28,7 @@ a test fails when this page and the code disagree).
 | 2 | unusable input: a bad dataset, trial file, run directory, config or argument; an output path that is, contains or equals an input, lies inside another run directory, or is a file of a run directory; an `--html` path that is a device or FIFO; a run directory held by another process, or (for `rescore`/`judge`) a source run still being written; `--resume` with different settings. One line on stderr naming file, line and field, no traceback; nothing already recorded is changed | all |
 | 3 | `gate`: INCONCLUSIVE, nothing blocks but there is no evidence that nothing got worse beyond its allowed drop (some case got worse and the drop is neither significant nor bounded within `--max-drop`); the output says per scorer what it saw and roughly how many cases would settle it (`--allow-inconclusive` turns it into 0) | `gate` |
 | 4 | `run`: no trial got an answer, or the failure rate is above `--max-failure-rate` (the run and its summary are written); `judge`: no judge score got a verdict (every one inconclusive, an error or not applicable; stderr gives the count of each and the run is kept) | `run`, `judge` |
-| 5 | an output could not be written (disk full, read-only, permission denied): what was written is kept and `run --resume` continues; a `rescore` or `judge` removes its new run; `import-traces` also when its temporary spool (in `TMPDIR`) is full, before RUN_DIR is created | `run`, `score`, `rescore`, `judge`, `import-traces`, `gate`, `export`, `proxy` |
+| 5 | an output could not be written (disk full, read-only, permission denied): what was written is kept and `run --resume` continues; a `rescore` or `judge` removes its new run; `import-traces` also when its temporary spool (in `TMPDIR`) is full, before RUN_DIR is created | `run`, `score`, `rescore`, `judge`, `import-traces`, `gate`, `export`, `proxy`, `monitor` |
 | 6 | `--processes` / `--executor ray`: every worker was lost (killed, out of memory, node gone) with nothing answered in between. `run`: what was written is kept (no summary) and `--resume` continues; `rescore`: the half-written new run is removed, rescore again | `run`, `rescore` |
 | 130 | interrupted by Ctrl-C (SIGINT): what finished is kept and summarised (`view`: how it stops) | `run`, `score`, `rescore`, `judge`, `view` |
 | 143 | `run` stopped by SIGTERM (handled like one Ctrl-C); `import-traces` stopped by SIGTERM (its temporary spool removed) | `run`, `import-traces` |
@@ -65,6 +65,7 @@ COMMANDS = (
     "import-traces",
     "export-otel",
     "mcp",
+    "monitor",
 )
 
 

@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     {"run", "executors"},
     {"gate"},
     {"report", "view", "frames"},
-    {"evaluation", "benchmarks", "demo", "testing", "http"},
+    {"evaluation", "benchmarks", "demo", "testing", "http", "monitor"},
     {"cli", "__main__", "mcp_server"},
     {""},  # the package root: the public API, imported lazily
 ]

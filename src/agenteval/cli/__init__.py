@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "import_traces",
     "export_otel",
     "mcp",
+    "monitor",
 )
 COMMAND_OF = {
     "judge-agreement": "judge",

@@ -1,0 +1,254 @@
+"""``agenteval monitor --listen HOST:PORT --out DIR``: score live OpenTelemetry traffic.
+
+An OTLP/HTTP endpoint (``/v1/traces``, ``/v1/logs``; protobuf or JSON; gzip, deflate,
+zstd) for an exporter or the OpenTelemetry Collector to send to. Each request is answered
+200 only once it is durable in DIR's write-ahead log. Each trace, once done (its root span
+ended and nothing arrived for --idle seconds, or --max-wait seconds after its first span),
+is mapped to cases and trials as import-traces maps a file, scored by every deterministic
+scorer, and appended to its window: an ordinary run directory under DIR (DIR/2026-12-02T01
+for --window 1h), which report, view, gate and rescore read. With --baseline RUN, each
+closed window is gated against RUN (unpaired) at alpha-per-day / windows-per-day; an alert
+is a line on stderr, a JSON line in DIR/alerts.jsonl and an optional webhook POST.
+GET /metrics serves Prometheus counters. Killed (even with SIGKILL) and started again on
+the same DIR, it replays the log: every acknowledged span is scored exactly once.
+
+Prints ``listening on http://HOST:PORT`` once it answers (--listen 127.0.0.1:0 picks a
+free port); stops on Ctrl-C or SIGTERM (exit 0). Exit 2: unusable arguments, a port that
+cannot be bound, DIR used by another monitor; exit 5: DIR cannot be written.
+See docs/monitor.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from agenteval.cli._common import add_scorer_args, build_scorers, say
+from agenteval.errors import EXIT_OK, InputError, cannot_write
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?B?|B)?\s*$", re.I)
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "monitor",
+        help="score live OpenTelemetry traffic into hourly runs, with metrics and alerts",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--listen",
+        default="127.0.0.1:4318",
+        metavar="HOST:PORT",
+        help="where to listen (default 127.0.0.1:4318, OTLP/HTTP's port; port 0: any free one)",
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="where windows and the log go")
+    p.add_argument("--window", default="1h", metavar="DURATION", help="window length (1h)")
+    p.add_argument(
+        "--idle",
+        default="5s",
+        metavar="DURATION",
+        help="quiet time that ends a trace once its root span has ended (5s)",
+    )
+    p.add_argument(
+        "--max-wait",
+        default="5m",
+        metavar="DURATION",
+        help="a trace is done at the latest this long after its first span (5m)",
+    )
+    p.add_argument("--case-id-attr", metavar="ATTR", help="as import-traces")
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="ATTR=VALUE",
+        help="only invocations whose root span (or resource) has ATTR=VALUE",
+    )
+    p.add_argument("--dataset", metavar="FILE", help="join traces to this dataset's cases")
+    p.add_argument("--join-attr", metavar="ATTR", help="span attribute holding the case id")
+    p.add_argument("--baseline", metavar="RUN", help="gate each closed window against RUN")
+    p.add_argument(
+        "--alpha-per-day",
+        type=float,
+        default=0.05,
+        metavar="A",
+        help="bound on false alarms per day of unchanged traffic (0.05)",
+    )
+    p.add_argument("--alert-webhook", metavar="URL", help="POST each alert's JSON here")
+    p.add_argument(
+        "--export-otlp",
+        metavar="URL",
+        help="send each score as a gen_ai.evaluation.result event on its trace (OTLP/HTTP)",
+    )
+    p.add_argument(
+        "--max-pending-spans",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="answer 429 beyond this many spans in flight (1000000)",
+    )
+    p.add_argument(
+        "--max-wal-bytes",
+        default="1G",
+        metavar="SIZE",
+        help="answer 503 once the write-ahead log holds this much (1G)",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME",
+    )
+    add_scorer_args(p)
+    p.set_defaults(func=run)
+
+
+def duration(value: str, option: str) -> float:
+    """``90``, ``90s``, ``5m``, ``1h``, ``1d``, ``250ms`` → seconds (> 0)."""
+    m = _DURATION.match(value)
+    if m is None or float(m.group(1)) <= 0:
+        raise InputError(f"{option} must be a positive duration (30s, 5m, 1h, 1d), got {value!r}")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def size(value: str, option: str) -> int:
+    """``1048576``, ``512M``, ``1G``, ``64KiB`` → bytes (> 0)."""
+    m = _SIZE.match(value)
+    if m is None or int(m.group(1)) <= 0:
+        raise InputError(f"{option} must be a positive size (512M, 1G), got {value!r}")
+    unit = (m.group(2) or "B")[0].upper()
+    return int(m.group(1)) * {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[unit]
+
+
+def _where(pairs: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise InputError(f"--where '{pair}' must look like ATTR=VALUE")
+        out.append((name, value))
+    return out
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT``, ``:PORT``) → (host, port)."""
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise InputError(f"--listen must be HOST:PORT (port 0-65535), got {value!r}")
+    return host, int(port)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    # imported when this command runs: the other commands start without it
+    from agenteval.monitor import MapOptions, MonitorConfig
+    from agenteval.rundir import read_header
+
+    window = duration(args.window, "--window")
+    if window < 1 or window != int(window) or (86400 % int(window) and int(window) % 86400):
+        raise InputError(
+            f"--window must be whole seconds dividing a day (or whole days), got {args.window!r}"
+        )
+    idle = duration(args.idle, "--idle")
+    max_wait = duration(args.max_wait, "--max-wait")
+    if max_wait < idle:
+        raise InputError(f"--max-wait ({args.max_wait}) must be at least --idle ({args.idle})")
+    if max_wait >= window:
+        raise InputError(f"--max-wait ({args.max_wait}) must be shorter than --window")
+    if args.max_pending_spans < 1:
+        raise InputError("--max-pending-spans must be at least 1")
+    if not 0.0 < args.alpha_per_day < 1.0:
+        raise InputError(f"--alpha-per-day must be within (0, 1), got {args.alpha_per_day}")
+    if (args.dataset is None) != (args.join_attr is None):
+        raise InputError("--dataset and --join-attr go together")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError("is not a directory", file=out)
+    if (out / "run.json").exists():
+        raise InputError(
+            "is a run directory; --out is the monitor's directory of windows", file=out
+        )
+    baseline = Path(args.baseline) if args.baseline else None
+    if baseline is not None:
+        read_header(baseline)  # not a run: exit 2 now, not at the first window's end
+    dataset = None
+    if args.dataset:
+        from agenteval.dataset import load_case_index  # only with --dataset
+
+        dataset = load_case_index(args.dataset)
+    mapping = MapOptions(
+        case_id_attr=args.case_id_attr,
+        where=tuple(_where(args.where)),
+        dataset=dataset,
+        join_attr=args.join_attr,
+    )
+    settings = {
+        "window_s": int(window),
+        "idle_s": idle,
+        "max_wait_s": max_wait,
+        "case_id_attr": args.case_id_attr,
+        "where": list(args.where),
+        "join_attr": args.join_attr,
+    }
+    return MonitorConfig(
+        out=out,
+        window_s=int(window),
+        idle_s=idle,
+        max_wait_s=max_wait,
+        max_pending_spans=args.max_pending_spans,
+        max_wal_bytes=size(args.max_wal_bytes, "--max-wal-bytes"),
+        mapping=mapping,
+        baseline=baseline,
+        alpha_per_day=args.alpha_per_day,
+        settings=settings,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    # imported when this command runs: the other commands start without it
+    from agenteval.monitor import Monitor
+    from agenteval.monitor.serve import serve
+
+    host, port = parse_listen(args.listen)
+    config = _config(args)
+    scorers = build_scorers(args)
+    try:
+        config.out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise cannot_write(e, config.out, "the monitor's directory") from None
+    monitor = Monitor(config, scorers, say)
+
+    def ready(endpoint: str) -> None:
+        print(f"listening on {endpoint}", flush=True)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await serve(
+            monitor,
+            host,
+            port,
+            stop,
+            allow_hosts=tuple(args.allow_host),
+            webhook=args.alert_webhook,
+            export_otlp=args.export_otlp,
+            ready=ready,
+            say=say,
+        )
+
+    try:
+        asyncio.run(main())
+    except OSError as e:
+        raise cannot_write(e, config.out, "the monitor's files") from None
+    print("agenteval monitor: stopped", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,20 @@
+"""``agenteval monitor``: score a live OpenTelemetry trace stream into windowed runs.
+
+- :mod:`agenteval.monitor.wal`: the write-ahead log (durable before a request's 200);
+- :mod:`agenteval.monitor.pending`: traces in flight, and when one is done;
+- :mod:`agenteval.monitor.mapping`: a done trace → cases and trials (as ``import-traces``);
+- :mod:`agenteval.monitor.windows`: each window a run directory, written exactly once;
+- :mod:`agenteval.monitor.service`: the core tying them together, replay on restart;
+- :mod:`agenteval.monitor.http`: the OTLP/HTTP endpoint and ``/metrics``;
+- :mod:`agenteval.monitor.metrics`: the Prometheus text format;
+- :mod:`agenteval.monitor.alerts`: each closed window gated against a baseline.
+
+docs/monitor.md is the user's guide.
+"""
+
+from __future__ import annotations
+
+from agenteval.monitor.mapping import MapOptions
+from agenteval.monitor.service import Monitor, MonitorConfig
+
+__all__ = ["MapOptions", "Monitor", "MonitorConfig"]

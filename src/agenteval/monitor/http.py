@@ -1,0 +1,237 @@
+"""The monitor's HTTP side: OTLP/HTTP ``/v1/traces`` and ``/v1/logs``, and ``/metrics``.
+
+The request contract is the OTLP receiver's (:mod:`agenteval.traces.receiver`): protobuf
+(``application/x-protobuf``) or OTLP/JSON, optionally gzip/deflate/zstd-compressed
+(:mod:`agenteval.traces.bodies`), at most ``max_body`` bytes once decompressed; the Host
+check against DNS rebinding when bound to a loopback address (:mod:`agenteval._util.hosts`).
+The answers:
+
+- **200** (an empty ``Export*ServiceResponse`` in the request's encoding) only once the
+  body is durable in the write-ahead log and its spans are in flight;
+- **400** undecodable body, **413** too large, **415** content type or encoding not read,
+  **421** a ``Host`` naming another server (as the receiver; one line logged for the first
+  five, the rest counted);
+- **429** with ``Retry-After`` when the spans in flight would exceed ``--max-pending-spans``
+  (the memory bound); **503** with ``Retry-After`` when the write-ahead log is at
+  ``--max-wal-bytes`` (the disk bound) or the disk refused the write (full, failing): the
+  request is not acknowledged, and OTLP exporters retry both statuses.
+
+``GET /metrics``: :mod:`agenteval.monitor.metrics`. ``GET /healthz``: ``ok``.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from aiohttp import web
+
+from agenteval._util.hosts import HostCheck
+from agenteval._util.net import is_loopback
+from agenteval._util.say import Say, log_warning
+from agenteval.errors import InputError
+from agenteval.monitor.service import Monitor
+from agenteval.monitor.wal import WalFull
+from agenteval.traces.bodies import BodyError, decode_content
+from agenteval.traces.logs import decode_logs_body
+from agenteval.traces.otlp import decode_body
+from agenteval.traces.receiver import MAX_BODY, protobuf_available
+
+__all__ = ["MonitorServer", "bind"]
+
+RETRY_AFTER_S = 1
+"""The ``Retry-After`` of a 429 or 503 (seconds)."""
+METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The Prometheus text format's content type."""
+_JSON = "application/json"
+_PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
+_LOGGED = 5
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: any free one); InputError naming ``--listen``."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as e:
+        raise InputError(f"--listen: cannot resolve {host!r} ({e})") from None
+    family, _, _, _, addr = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+        sock.listen(512)
+    except OSError as e:
+        sock.close()
+        raise InputError(f"--listen: cannot listen on {host}:{port} ({e.strerror or e})") from None
+    sock.setblocking(False)
+    return sock
+
+
+class MonitorServer:
+    """Serves one :class:`~agenteval.monitor.service.Monitor` (module docstring)."""
+
+    def __init__(
+        self,
+        monitor: Monitor,
+        sock: socket.socket,
+        *,
+        allow_hosts: tuple[str, ...] = (),
+        max_body: int = MAX_BODY,
+        log: Say = log_warning,
+    ) -> None:
+        self.monitor = monitor
+        self._sock = sock
+        host = sock.getsockname()[0]
+        self.host = host
+        self.port = int(sock.getsockname()[1])
+        self._hosts = HostCheck(host, allow_hosts) if is_loopback(host) else None
+        self.max_body = max_body
+        self._log = log
+        self._protobuf = protobuf_available()
+        self._refused = 0
+        self._full_logged = False
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def endpoint(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=self.max_body)
+        app.router.add_post("/v1/traces", self._traces)
+        app.router.add_post("/v1/logs", self._logs)
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._health)
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, auto_decompress=False, shutdown_timeout=1.0
+        )
+        await runner.setup()
+        await web.SockSite(runner, self._sock).start()
+        self._runner = runner
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self._sock.close()
+
+    def _refuse(self, signal: str, status: int, message: str) -> web.Response:
+        self.monitor.metrics.request(signal, status)
+        self._refused += 1
+        if self._refused <= _LOGGED:
+            more = " (further refusals are only counted)" if self._refused == _LOGGED else ""
+            self._log(f"agenteval monitor: HTTP {status}: {message}{more}")
+        return web.Response(status=status, text=message + "\n")
+
+    def _busy(self, signal: str, status: int, message: str) -> web.Response:
+        self.monitor.metrics.request(signal, status)
+        return web.Response(
+            status=status, text=message + "\n", headers={"Retry-After": str(RETRY_AFTER_S)}
+        )
+
+    def _host_refusal(self, request: web.Request, signal: str) -> web.Response | None:
+        host = request.headers.get("Host")
+        if self._hosts is not None and not self._hosts.allows(host):
+            return self._refuse(signal, 421, self._hosts.refusal(host or ""))
+        return None
+
+    async def _body(self, request: web.Request, signal: str) -> tuple[bool, bytes] | web.Response:
+        refused = self._host_refusal(request, signal)
+        if refused is not None:
+            return refused
+        ctype = request.content_type.lower()
+        if ctype != _JSON and ctype not in _PROTOBUF:
+            return self._refuse(
+                signal, 415, f"unsupported content type {ctype!r}: send application/x-protobuf"
+                " or application/json"
+            )  # fmt: skip
+        if ctype in _PROTOBUF and not self._protobuf:
+            return self._refuse(
+                signal, 415, "OTLP protobuf needs opentelemetry-proto (extra otel); send json"
+            )
+        length = request.content_length
+        if length is not None and length > self.max_body:
+            return self._refuse(signal, 413, f"body of {length} bytes is over {self.max_body}")
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self._refuse(signal, 413, f"body is over {self.max_body} bytes")
+        try:
+            body = decode_content(body, request.headers.get("Content-Encoding", ""), self.max_body)
+        except BodyError as e:
+            return self._refuse(signal, e.status, e.message)
+        return ctype == _JSON, body
+
+    def _ok(self, signal: str, json_body: bool) -> web.Response:
+        self.monitor.metrics.request(signal, 200)
+        if json_body:
+            return web.Response(body=b"{}", content_type=_JSON)
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    def _wal_refusal(self, signal: str, e: WalFull) -> web.Response:
+        if e.disk and not self._full_logged:
+            self._full_logged = True
+            self._log(f"agenteval monitor: {e} (not acknowledging until a write succeeds)")
+        return self._busy(signal, 503, str(e))
+
+    async def _traces(self, request: web.Request) -> web.Response:
+        got = await self._body(request, "traces")
+        if isinstance(got, web.Response):
+            return got
+        json_body, body = got
+        ctype = _JSON if json_body else "application/x-protobuf"
+        try:
+            spans = decode_body(body, ctype, "OTLP request body")
+        except InputError as e:
+            return self._refuse("traces", 400, str(e))
+        except (ValueError, RecursionError) as e:
+            return self._refuse("traces", 400, f"OTLP body cannot be read ({type(e).__name__})")
+        if not spans:
+            return self._ok("traces", json_body)
+        if self.monitor.over_memory(len(spans)):
+            return self._busy(
+                "traces", 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
+            )
+        try:
+            await self.monitor.ingest_spans(body, json_body, spans)
+        except WalFull as e:
+            return self._wal_refusal("traces", e)
+        self._full_logged = False
+        return self._ok("traces", json_body)
+
+    async def _logs(self, request: web.Request) -> web.Response:
+        got = await self._body(request, "logs")
+        if isinstance(got, web.Response):
+            return got
+        json_body, body = got
+        ctype = _JSON if json_body else "application/x-protobuf"
+        try:
+            records = decode_logs_body(body, ctype, "OTLP logs request body")
+        except InputError as e:
+            return self._refuse("logs", 400, str(e))
+        except (ValueError, RecursionError) as e:
+            return self._refuse("logs", 400, f"OTLP logs body cannot be read ({type(e).__name__})")
+        if not any(r.trace_id for r in records):
+            return self._ok("logs", json_body)
+        if self.monitor.over_memory(len(records)):
+            return self._busy(
+                "logs", 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
+            )
+        try:
+            await self.monitor.ingest_logs(body, json_body, records)
+        except WalFull as e:
+            return self._wal_refusal("logs", e)
+        return self._ok("logs", json_body)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        refused = self._host_refusal(request, "metrics")
+        if refused is not None:
+            return refused
+        return web.Response(
+            body=self.monitor.metrics.render().encode(),
+            headers={"Content-Type": METRICS_TYPE, "X-Content-Type-Options": "nosniff"},
+        )
+
+    async def _health(self, request: web.Request) -> web.Response:
+        refused = self._host_refusal(request, "healthz")
+        return refused if refused is not None else web.Response(text="ok\n")
