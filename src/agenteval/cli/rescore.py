@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         )
         created = not out.exists()
         with writing_run(out / TRIALS, "the new run was removed: rescore again"):
-            writer = RunWriter.create(out, header, command="agenteval rescore")
+            writer = RunWriter.create(out, header, command="agenteval rescore", buffered=True)
             try:
                 with writer:
                     if keep is None:

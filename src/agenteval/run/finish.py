@@ -48,6 +48,7 @@ def finish_run(
     # imported on first use, so that importing this module stays light
     from agenteval.summary.compute import summarize
 
+    writer.flush()  # a buffered writer's last lines, before the run is read back
     summary = live.finish() if live is not None else summarize(writer.run_dir)
     data = summary.model_dump(mode="json")
     writer.finish(data)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import ValidationError
-from pydantic_core import from_json
 
+from agenteval._util import fastjson
 from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.llm.pricing import PriceTable
@@ -41,12 +41,12 @@ def case_ids(run_dir: str | Path) -> list[str]:
     if not path.exists():
         return []
     ids: list[str] = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:
         for line in f:
             if not line.strip():
                 continue
             try:
-                obj = from_json(line)
+                obj = fastjson.loads(line)
             except ValueError:
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("id"), str):
@@ -78,7 +78,7 @@ def case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
             if not line.strip():
                 continue
             try:
-                d = from_json(line)
+                d = fastjson.loads(line)
                 cid, tags = d["id"], d.get("tags") or ()
                 ok = type(cid) is str and all(type(t) is str for t in tags)
             except (ValueError, TypeError, KeyError, AttributeError):
