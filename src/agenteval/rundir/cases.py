@@ -4,6 +4,7 @@ id on demand (:class:`RunCases`, for runs too large to hold every parsed case)."
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,8 +56,15 @@ class RunCases:
     lines never asked for, so that a bad case anywhere in the snapshot is still an error.
     """
 
-    def __init__(self, run_dir: str | Path, *, trust_code: bool = False) -> None:
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        trust_code: bool = False,
+        on_index: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.path = cases_path(run_dir)
+        self._on_index = on_index  # told each line's JSON object as the snapshot is indexed
         self.trust_code = trust_code  # import the code $python matchers name
         try:
             self._fh: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
@@ -86,6 +94,8 @@ class RunCases:
         except ValueError:
             data = None
         case_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(case_id, str) and self._on_index is not None:
+            self._on_index(data)  # a dict with a string id
         if not isinstance(case_id, str):  # pydantic words the message
             try:
                 case_from_run(raw, trust_code=self.trust_code)
@@ -134,13 +144,14 @@ class RunCases:
             key = orjson.dumps(tools)
             shared = self._tools.get(key)
             if shared is not None:
-                data["tools"] = None  # type: ignore[index]
+                data["tools"] = None
                 try:
-                    case = case_from_run(data, trust_code=self.trust_code)  # type: ignore[arg-type]
+                    case = case_from_run(data, trust_code=self.trust_code)
                 except ValueError:
                     pass  # read whole below, which words the error
-                else:
-                    return case.model_copy(update={"tools": shared})
+                else:  # not yet seen by anyone: set in place (model_copy cost 3 µs)
+                    case.__dict__["tools"] = shared
+                    return case
         case = case_from_run(raw, trust_code=self.trust_code)
         if key is not None and case.tools:
             if len(self._tools) >= _TOOL_LISTS:

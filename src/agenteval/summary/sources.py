@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -60,6 +61,38 @@ def price_table_of(header: RunHeader) -> PriceTable:
     if header.prices:
         table = table.merged(PriceTable.from_dict(header.prices, source="run.json prices"))
     return table
+
+
+class SnapshotIndex:
+    """:func:`case_tags` and :func:`case_ids` of a snapshot gathered while something else
+    reads every line of it (``RunCases(..., on_index=index.add)``), so that a rescore
+    does not parse its snapshot twice more for its summary. :attr:`tags` is None when a
+    line was not well formed (:func:`case_tags` then reads the file, and fails on it)."""
+
+    def __init__(self) -> None:
+        self._tags: dict[str, tuple[str, ...]] = {}
+        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.ids: list[str] = []
+        self.well_formed = True
+
+    def add(self, d: dict[str, Any]) -> None:
+        """One line's JSON object (a dict with a string ``id``), in file order."""
+        cid = d["id"]
+        self.ids.append(cid)
+        tags = d.get("tags") or ()
+        try:
+            ok = all(type(t) is str for t in tags)
+        except TypeError:
+            ok = False
+        if not ok:
+            self.well_formed = False
+        elif tags:
+            key = tuple(tags)
+            self._tags[cid] = self._shared.setdefault(key, key)
+
+    @property
+    def tags(self) -> dict[str, tuple[str, ...]] | None:
+        return self._tags if self.well_formed else None
 
 
 def case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
