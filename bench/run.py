@@ -56,6 +56,7 @@ TARGET_RATIO = 0.9
 TARGET_RESCORE = 20_000.0
 TARGET_RSS = 1.5
 TARGET_PROCS = 1.8
+TARGET_START = 0.5
 
 
 class Table:
@@ -120,11 +121,43 @@ def _fail(what: str, m: Measured) -> None:
     raise SystemExit(1)
 
 
+def _replayed(run_dir: Path, n: int) -> str | None:
+    """None when every one of the ``n`` trials was served from the replay cache."""
+    with open(run_dir / "trials.jsonl", encoding="utf-8") as f:
+        cached = sum(1 for line in f if json.loads(line).get("cached"))
+    return None if cached == n else f"{cached} of {n} trials replayed"
+
+
 def _harnesses(
-    dataset: Path, n: int, srv: FakeServer, work: Path, peers: list[str]
+    dataset: Path,
+    n: int,
+    srv: FakeServer,
+    work: Path,
+    peers: list[str],
+    baseline: Path | None = None,
 ) -> dict[str, Callable[[], Measured]]:
-    """name -> a function measuring one execution (checked for completeness)."""
+    """name -> a function measuring one execution (checked for completeness). With
+    ``baseline``, also ``agenteval run`` of today's code (``cli-today``); at 0 ms, also a
+    fully cached re-run (``cached``, and ``cached-today``), the cache filled once first."""
     url = srv.base_url
+    cache = work / f"cache-{n}"
+
+    def agenteval_run(src: Path | None, *extra: str, replayed: bool = False) -> Measured:
+        out = work / f"cli-{time.monotonic_ns()}"
+        cmd = [PY, "-m", "agenteval"] if src else agenteval_cmd()
+        cmd += ["run", str(dataset), "--endpoint", url, "--model", "m", *extra]
+        m = measure(
+            [*cmd, "--concurrency", "100", "--quiet", "--out", str(out)],
+            server=srv,
+            env=env_for(src),
+        )
+        if m.rc != 0:
+            _fail("agenteval run", m)
+        problem = check_run(out, n, SCORERS) or (_replayed(out, n) if replayed else None)
+        if problem:
+            sys.exit(f"agenteval run: incomplete run: {problem}")
+        shutil.rmtree(out)
+        return m
 
     def bare() -> Measured:
         m = measure([PY, str(BENCH / "bare_loop.py"), str(dataset), url], server=srv)
@@ -135,16 +168,7 @@ def _harnesses(
         return m
 
     def cli() -> Measured:
-        out = work / f"cli-{time.monotonic_ns()}"
-        cmd = [*agenteval_cmd(), "run", str(dataset), "--endpoint", url, "--model", "m"]
-        m = measure([*cmd, "--concurrency", "100", "--quiet", "--out", str(out)], server=srv)
-        if m.rc != 0:
-            _fail("agenteval run", m)
-        problem = check_run(out, n, SCORERS)
-        if problem:
-            sys.exit(f"agenteval run: incomplete run: {problem}")
-        shutil.rmtree(out)
-        return m
+        return agenteval_run(None)
 
     def api() -> Measured:
         out = work / f"eval-{time.monotonic_ns()}"
@@ -160,6 +184,15 @@ def _harnesses(
         return m
 
     found: dict[str, Callable[[], Measured]] = {"bare": bare, "cli": cli, "evaluate": api}
+    if baseline is not None:
+        found["cli-today"] = lambda: agenteval_run(baseline)
+    if srv.latency_ms == 0:
+        agenteval_run(None, "--cache", str(cache), "--cache-mode", "refresh")  # filled once
+        found["cached"] = lambda: agenteval_run(None, "--cache", str(cache), replayed=True)
+        if baseline is not None:
+            found["cached-today"] = lambda: agenteval_run(
+                baseline, "--cache", str(cache), replayed=True
+            )
     for name in peers:
         cmd, env, note = peer_command(name, dataset, url, work / f"peer-{name}")
         if cmd is None:
@@ -182,7 +215,12 @@ def _harnesses(
 
 
 def throughput(
-    latencies: list[float], ns: list[int], rounds: int, work: Path, peers: list[str]
+    latencies: list[float],
+    ns: list[int],
+    rounds: int,
+    work: Path,
+    peers: list[str],
+    baseline: Path | None = None,
 ) -> tuple[Table, dict[tuple[float, int, str], float]]:
     table = Table(
         "latency",
@@ -201,7 +239,9 @@ def throughput(
         with FakeServer(lat) as srv:
             for n in ns:
                 dataset = write_run_dataset(work / f"cases-{n}.jsonl", n)
-                runs = _harnesses(dataset, n, srv, work, peers if lat == latencies[0] else [])
+                runs = _harnesses(
+                    dataset, n, srv, work, peers if lat == latencies[0] else [], baseline
+                )
                 names = list(runs)
                 got: dict[str, list[Measured]] = {k: [] for k in names}
                 for r in range(rounds):
@@ -247,6 +287,15 @@ def _rows(
     bare_proc = row("bare loop (process)", bare, [m.wall_s for m in bare], None)
     cli = row("agenteval run (CLI)", got["cli"], [m.wall_s for m in got["cli"]], bare_proc)
     ratios[(lat, n, "cli")] = cli / bare_proc
+    labels = {
+        "cli-today": "  today's code",
+        "cached": "agenteval run --cache (replayed)",
+        "cached-today": "  today's code",
+    }
+    for name, label in labels.items():
+        if name in got:
+            rate = row(label, got[name], [m.wall_s for m in got[name]], bare_proc)
+            ratios[(lat, n, name)] = rate / bare_proc
     for name, ms in got.items():
         if not name.startswith("peer:"):
             continue
@@ -372,6 +421,43 @@ def rescore(
     return table, rates
 
 
+def startup(work: Path, rounds: int, baseline: Path | None) -> tuple[Table, float]:
+    """Wall time of ``agenteval run`` on one case (spawn to exit) against the 0 ms
+    endpoint: this code and today's, alternating, median of ``max(rounds, 5)``."""
+    dataset = write_run_dataset(work / "one-case.jsonl", 1)
+    codes = {"new": code_src()} | ({"today": baseline} if baseline else {})
+    got: dict[str, list[Measured]] = {c: [] for c in codes}
+    with FakeServer(0) as srv:
+        for _ in range(max(rounds, 5)):
+            for code, where in codes.items():
+                out = work / f"one-{time.monotonic_ns()}"
+                cmd = [PY, "-m", "agenteval", "run", str(dataset), "--endpoint", srv.base_url]
+                m = measure(
+                    [*cmd, "--model", "m", "--quiet", "--out", str(out)], env=env_for(where)
+                )
+                if m.rc != 0:
+                    _fail("agenteval run (one case)", m)
+                shutil.rmtree(out)
+                got[code].append(m)
+    table = Table("what", "wall s (median)", "spread s", "CPU s", "vs today")
+    new = _med([m.wall_s for m in got["new"]])
+    for code, ms in got.items():
+        wall = _med([m.wall_s for m in ms])
+        vs = (
+            f"{_med([m.wall_s for m in got['today']]) / new:.2f}x faster"
+            if code == "new" and "today" in got
+            else ""
+        )
+        table.add(
+            "agenteval run, one case" + ("" if code == "new" else ", today's code"),
+            f"{wall:.2f}",
+            f"{min(m.wall_s for m in ms):.2f}-{max(m.wall_s for m in ms):.2f}",
+            f"{_med([m.cpu_s for m in ms]):.2f}",
+            vs,
+        )
+    return table, new
+
+
 def memory(sizes: list[int], work: Path) -> tuple[Table, list[float]]:
     table = Table("N", "wall s", "samples/s", "CPU s", "peak RSS MB")
     rss: list[float] = []
@@ -413,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--peers", default="", help=f"comma-separated, among {', '.join(PEERS)}")
     p.add_argument("--no-throughput", action="store_true", help="skip the run benchmark")
     p.add_argument("--no-rescore", action="store_true", help="skip the scorer benchmark")
+    p.add_argument("--no-startup", action="store_true", help="skip the start-up benchmark")
     p.add_argument("--no-memory", action="store_true", help="skip the memory benchmark")
     p.add_argument("--rescore-n", type=int, help="trials to rescore (default 100,000)")
     p.add_argument("--memory-n", type=int, help="the large N of the memory benchmark")
@@ -443,15 +530,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at start: {_load()}")
     print(f"agenteval: {' '.join(agenteval_cmd())}; concurrency 100; median of {rounds}\n")
     try:
+        base = Path(args.baseline_src) if args.baseline_src else None
         results: list[tuple[str, bool]] = []
         ratios: dict[tuple[float, int, str], float] = {}
         if not args.no_throughput:
             print("== throughput ==", flush=True)
-            tput, ratios = throughput(lats, ns, rounds, work, peers)
+            tput, ratios = throughput(lats, ns, rounds, work, peers, base)
             print(tput.render(), "\n", flush=True)
         for (lat, n, who), r in sorted(ratios.items()):
-            if who in ("cli", "evaluate"):
-                name = "agenteval run" if who == "cli" else "evaluate()"
+            if who in ("cli", "evaluate", "cached"):
+                name = {"cli": "agenteval run", "evaluate": "evaluate()"}.get(
+                    who, "agenteval run --cache (replayed)"
+                )
                 results.append(
                     (
                         f"{name} >= {TARGET_RATIO}x bare loop at {lat:g} ms, N={n:,}: {r:.2f}x",
@@ -460,7 +550,6 @@ def main(argv: list[str] | None = None) -> int:
                 )
         if not args.no_rescore:
             print(f"== scorer throughput ({resc:,} trials, every deterministic scorer) ==")
-            base = Path(args.baseline_src) if args.baseline_src else None
             table, rates = rescore(resc, work, rounds, base, 2)
             print(table.render(), "\n", flush=True)
             cli_rate, apply_rate = rates["newx1"], rates["apply-new"]
@@ -480,6 +569,16 @@ def main(argv: list[str] | None = None) -> int:
             )
             results.append(
                 (f"  Scorers.apply alone {apply_rate:,.0f}/s", apply_rate >= TARGET_RESCORE)
+            )
+        if not args.no_startup:
+            print("== start-up (agenteval run on one case, 0 ms endpoint) ==", flush=True)
+            table, first = startup(work, rounds, base)
+            print(table.render(), "\n", flush=True)
+            results.append(
+                (
+                    f"start-up of agenteval run on one case <= {TARGET_START} s: {first:.2f} s",
+                    first <= TARGET_START,
+                )
             )
         if not args.no_memory:
             print(f"== memory (agenteval run, 0 ms latency, N = {mem[0]:,} vs {mem[1]:,}) ==")
