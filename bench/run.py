@@ -497,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--smoke", action="store_true", help="tiny sizes (N = 50), one round")
     p.add_argument("--rounds", type=int, help="measurements per harness (median; default 3)")
     p.add_argument("--peers", default="", help=f"comma-separated, among {', '.join(PEERS)}")
+    p.add_argument("--run-n", help="comma-separated N of the throughput benchmark")
+    p.add_argument("--latencies", help="comma-separated endpoint latencies in ms")
     p.add_argument("--no-throughput", action="store_true", help="skip the run benchmark")
     p.add_argument("--no-rescore", action="store_true", help="skip the scorer benchmark")
     p.add_argument("--no-startup", action="store_true", help="skip the start-up benchmark")
@@ -517,6 +519,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         ns, lats, rounds, resc, mem = [2000, 20_000], [50.0, 0.0], 3, 100_000, [2000, 200_000]
     rounds = args.rounds or rounds
+    ns = [int(x) for x in args.run_n.split(",")] if args.run_n else ns
+    lats = [float(x) for x in args.latencies.split(",")] if args.latencies else lats
     resc = args.rescore_n or resc
     mem = [mem[0], args.memory_n or mem[1]]
     peers = [x.strip() for x in args.peers.split(",") if x.strip()]
