@@ -47,6 +47,24 @@ def agenteval_cmd() -> list[str]:
     return [str(script)] if script.exists() else [PY, "-m", "agenteval"]
 
 
+def env_for(src: str | Path | None) -> dict[str, str] | None:
+    """The environment of a child that runs the agenteval under ``src`` (a ``src`` folder
+    put first on PYTHONPATH: ``--baseline-src`` runs today's code beside the new); None:
+    this environment as it is."""
+    if src is None:
+        return None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(src).resolve()), str(Path(__file__).parent)])
+    return env
+
+
+def code_src() -> Path:
+    """The ``src`` folder of the agenteval this interpreter imports (the code under test)."""
+    import agenteval
+
+    return Path(agenteval.__file__).resolve().parents[1]
+
+
 class FakeServer:
     """``python -m agenteval.testing.fake_openai`` in its own process (``READY <port>``)."""
 

@@ -64,6 +64,7 @@ from agenteval.rundir.cases import RunCases, load_run_cases
 from agenteval.rundir.lock import refuse_if_being_written
 from agenteval.scorers.config import rebuild_scorers
 from agenteval.scoring.apply import Scorers
+from agenteval.summary.sources import SnapshotIndex
 
 
 def register(sub: Any) -> None:
@@ -112,7 +113,10 @@ def run(args: argparse.Namespace) -> int:
             old,
             parallel=executor_from_args(args) is not None,
         )
-    cases = RunCases(src, trust_code=args.trust_run)
+    # the summary's tags and case order, gathered as the snapshot is indexed: it is copied
+    # as is (without a selection), so the new run's snapshot is not read twice more
+    index = SnapshotIndex() if keep is None else None
+    cases = RunCases(src, trust_code=args.trust_run, on_index=index.add if index else None)
     try:
         header = RunHeader(
             kind="rescore",
@@ -125,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         )
         created = not out.exists()
         with writing_run(out / TRIALS, "the new run was removed: rescore again"):
-            writer = RunWriter.create(out, header, command="agenteval rescore")
+            writer = RunWriter.create(out, header, command="agenteval rescore", buffered=True)
             try:
                 with writer:
                     if keep is None:
@@ -137,14 +141,14 @@ def run(args: argparse.Namespace) -> int:
                         )
                     executor = executor_from_args(args)
                     if executor is None:
-                        live = live_summary(writer)  # reads the tags of the snapshot just copied
+                        live = live_summary(writer, index)
                         ids = None if keep is None else {c.id for c in keep}
                         _rescore(src, writer, cases, scorers, ids)
                     else:  # workers score and say what each trial adds to the summary
                         # imported when this command runs: the other commands start without it
                         from agenteval.cli.rescore_parallel import rescore_parallel
 
-                        live = live_summary(writer)
+                        live = live_summary(writer, index)
                         if live.contribution_args() is None:
                             live = None  # no correctness scorer named: read the new run back
                         seen = rescore_parallel(

@@ -17,17 +17,19 @@ from agenteval.rundir import RunWriter
 if TYPE_CHECKING:  # imported when used: commands start faster without the summary modules
     from agenteval.summary.live import LiveSummary
     from agenteval.summary.model import Summary
+    from agenteval.summary.sources import SnapshotIndex
 
 Render = Callable[["Summary", Console], None]
 """How a finished run's summary is shown (the command line passes the terminal report)."""
 
 
-def live_summary(writer: RunWriter) -> LiveSummary:
-    """Count every trial the writer appends from now on (call right after creating it)."""
+def live_summary(writer: RunWriter, snapshot: SnapshotIndex | None = None) -> LiveSummary:
+    """Count every trial the writer appends from now on (call right after creating it);
+    ``snapshot``: the new run's cases snapshot, indexed already (not read again)."""
     # imported on first use, so that importing this module stays light
     from agenteval.summary.live import LiveSummary
 
-    live = LiveSummary(writer.run_dir, writer.header)
+    live = LiveSummary(writer.run_dir, writer.header, snapshot)
     writer.observer = live.add
     return live
 
@@ -48,6 +50,7 @@ def finish_run(
     # imported on first use, so that importing this module stays light
     from agenteval.summary.compute import summarize
 
+    writer.flush()  # a buffered writer's last lines, before the run is read back
     summary = live.finish() if live is not None else summarize(writer.run_dir)
     data = summary.model_dump(mode="json")
     writer.finish(data)

@@ -4,11 +4,13 @@ id on demand (:class:`RunCases`, for runs too large to hold every parsed case)."
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from pydantic_core import from_json
+import orjson
 
+from agenteval._util import fastjson
 from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.rundir.writer import cases_path
@@ -16,6 +18,7 @@ from agenteval.rundir.writer import cases_path
 __all__ = ["RunCases", "load_run_cases"]
 
 _PARSED = 256  # parsed cases kept at once (repeats of a case are usually written together)
+_TOOL_LISTS = 64  # distinct tool lists kept normalised (a suite offers every case the same)
 
 
 def _bad_case(e: ValueError, path: Path, lineno: int) -> InputError:
@@ -53,8 +56,15 @@ class RunCases:
     lines never asked for, so that a bad case anywhere in the snapshot is still an error.
     """
 
-    def __init__(self, run_dir: str | Path, *, trust_code: bool = False) -> None:
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        trust_code: bool = False,
+        on_index: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.path = cases_path(run_dir)
+        self._on_index = on_index  # told each line's JSON object as the snapshot is indexed
         self.trust_code = trust_code  # import the code $python matchers name
         try:
             self._fh: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
@@ -63,6 +73,7 @@ class RunCases:
         self._where: dict[str, tuple[int, int]] = {}  # id -> (offset, line number)
         self._parsed: OrderedDict[str, Case] = OrderedDict()
         self._seen: set[str] = set()
+        self._tools: dict[bytes, list[dict[str, Any]]] = {}
         try:
             self._index()
         except BaseException:
@@ -79,10 +90,12 @@ class RunCases:
 
     def _id_of(self, raw: bytes, lineno: int) -> str:
         try:
-            data = from_json(raw)
+            data = fastjson.loads(raw)
         except ValueError:
             data = None
         case_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(case_id, str) and self._on_index is not None:
+            self._on_index(data)  # a dict with a string id
         if not isinstance(case_id, str):  # pydantic words the message
             try:
                 case_from_run(raw, trust_code=self.trust_code)
@@ -105,13 +118,45 @@ class RunCases:
         self._fh.seek(offset)
         raw = self._fh.readline()
         try:
-            case = case_from_run(raw, trust_code=self.trust_code)
+            case = self._parse(raw)
         except ValueError as e:
             raise _bad_case(e, self.path, lineno) from None
         self._seen.add(case_id)
         parsed[case_id] = case
         if len(parsed) > _PARSED:
             parsed.popitem(last=False)
+        return case
+
+    def _parse(self, raw: bytes) -> Case:
+        """``case_from_run(raw)``, with the case's tool list normalised once per distinct
+        list and shared by the cases that have it (a suite offers every case the same
+        tools): the checkers of tool_arguments_valid, keyed by the list, are then found by
+        identity. Measured on the rescore bench (bench/run.py): the case read went from
+        67 to 45 µs, and tool_arguments_valid from 41 to 20 µs a trial. A case the shortcut
+        cannot take (not an object, no tools, an error) is read as before, whole."""
+        try:
+            data = fastjson.loads(raw)
+        except ValueError:
+            data = None
+        tools = data.get("tools") if type(data) is dict else None
+        key = None
+        if type(tools) is list and tools:
+            key = orjson.dumps(tools)
+            shared = self._tools.get(key)
+            if shared is not None:
+                data["tools"] = None
+                try:
+                    case = case_from_run(data, trust_code=self.trust_code)
+                except ValueError:
+                    pass  # read whole below, which words the error
+                else:  # not yet seen by anyone: set in place (model_copy cost 3 µs)
+                    case.__dict__["tools"] = shared
+                    return case
+        case = case_from_run(raw, trust_code=self.trust_code)
+        if key is not None and case.tools:
+            if len(self._tools) >= _TOOL_LISTS:
+                self._tools.clear()
+            self._tools[key] = case.tools
         return case
 
     def check_rest(self, seen: set[str] | None = None) -> None:

@@ -11,7 +11,7 @@ from agenteval.scoring.score import Score
 from agenteval.summary.accumulator import Accumulator
 from agenteval.summary.contribution import Contribution
 from agenteval.summary.model import Summary
-from agenteval.summary.sources import case_ids, case_tags, price_table_of
+from agenteval.summary.sources import SnapshotIndex, case_ids, case_tags, price_table_of
 from agenteval.trials.trial import Trial
 
 
@@ -22,14 +22,21 @@ class LiveSummary:
     the file in :meth:`finish`, as there).
     """
 
-    def __init__(self, run_dir: str | Path, header: RunHeader) -> None:
+    def __init__(
+        self, run_dir: str | Path, header: RunHeader, snapshot: SnapshotIndex | None = None
+    ) -> None:
+        """``snapshot``: the run's cases snapshot already indexed (its file not read again)."""
         self.run_dir = Path(run_dir)
+        tags = snapshot.tags if snapshot is not None else None
+        if tags is None:
+            tags = case_tags(run_dir)
+        ids = snapshot.ids if snapshot is not None else None
         self._acc = Accumulator(
             header,
-            case_tags(run_dir),
+            tags,
             price_table_of(header),
             per_case=False,
-            case_order=lambda: case_ids(self.run_dir),
+            case_order=(lambda: case_ids(self.run_dir)) if ids is None else (lambda: ids),
         )
 
     def add(self, trial: Trial, scores: Mapping[str, Score]) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
-from pydantic_core import from_json
 
+from agenteval._util import fastjson
 from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.llm.pricing import PriceTable
@@ -41,12 +42,12 @@ def case_ids(run_dir: str | Path) -> list[str]:
     if not path.exists():
         return []
     ids: list[str] = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:
         for line in f:
             if not line.strip():
                 continue
             try:
-                obj = from_json(line)
+                obj = fastjson.loads(line)
             except ValueError:
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("id"), str):
@@ -60,6 +61,38 @@ def price_table_of(header: RunHeader) -> PriceTable:
     if header.prices:
         table = table.merged(PriceTable.from_dict(header.prices, source="run.json prices"))
     return table
+
+
+class SnapshotIndex:
+    """:func:`case_tags` and :func:`case_ids` of a snapshot gathered while something else
+    reads every line of it (``RunCases(..., on_index=index.add)``), so that a rescore
+    does not parse its snapshot twice more for its summary. :attr:`tags` is None when a
+    line was not well formed (:func:`case_tags` then reads the file, and fails on it)."""
+
+    def __init__(self) -> None:
+        self._tags: dict[str, tuple[str, ...]] = {}
+        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.ids: list[str] = []
+        self.well_formed = True
+
+    def add(self, d: dict[str, Any]) -> None:
+        """One line's JSON object (a dict with a string ``id``), in file order."""
+        cid = d["id"]
+        self.ids.append(cid)
+        tags = d.get("tags") or ()
+        try:
+            ok = all(type(t) is str for t in tags)
+        except TypeError:
+            ok = False
+        if not ok:
+            self.well_formed = False
+        elif tags:
+            key = tuple(tags)
+            self._tags[cid] = self._shared.setdefault(key, key)
+
+    @property
+    def tags(self) -> dict[str, tuple[str, ...]] | None:
+        return self._tags if self.well_formed else None
 
 
 def case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
@@ -78,7 +111,7 @@ def case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
             if not line.strip():
                 continue
             try:
-                d = from_json(line)
+                d = fastjson.loads(line)
                 cid, tags = d["id"], d.get("tags") or ()
                 ok = type(cid) is str and all(type(t) is str for t in tags)
             except (ValueError, TypeError, KeyError, AttributeError):
