@@ -27,16 +27,14 @@ import functools
 import io
 import pickle
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any
 
 from agenteval._util.identity import Identity
 from agenteval.cases.fastschema import Check, compile_check
 from agenteval.trials.trial import ToolCall, Trial
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 ToolDefs = Sequence[Mapping[str, Any]]
 
@@ -66,6 +64,12 @@ class _Key:
 
 @functools.lru_cache(maxsize=512)
 def _compile(key: _Key) -> tuple[Validator, Check | None]:
+    # start-up laziness: jsonschema (with referencing, attrs, rpds) costs ~55 ms of every
+    # command's import, and only tool definitions with schemas need it
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
     schema = key.schema
     cls = validator_for(schema, default=Draft202012Validator)
     try:
@@ -157,6 +161,8 @@ class ArgumentChecker:
 
 
 def _message(validator: Validator, args: Any) -> str:
+    from jsonschema.exceptions import best_match  # loaded by _compile already
+
     err = best_match(validator.iter_errors(args))
     if err is None:  # pragma: no cover - the checks above said there is one
         return "arguments do not match the schema"

@@ -34,7 +34,6 @@ from agenteval.dataset.records import (
     validate_row,
 )
 from agenteval.dataset.ref import DatasetRef
-from agenteval.dataset.yaml_rows import iter_yaml_rows
 from agenteval.errors import InputError
 
 __all__ = [
@@ -67,10 +66,17 @@ def _format(p: Path) -> str:
     return fmt
 
 
+def _iter_yaml_rows(p: Path) -> Iterator[Row]:
+    # start-up laziness: PyYAML and the loader class cost ~25 ms of every command's import
+    from agenteval.dataset.yaml_rows import iter_yaml_rows
+
+    return iter_yaml_rows(p)
+
+
 _READERS: dict[str, Callable[[Path], Iterator[Row]]] = {
     "jsonl": iter_json_lines,
     "json": iter_json_array,
-    "yaml": iter_yaml_rows,
+    "yaml": _iter_yaml_rows,
     "csv": iter_csv_rows,
 }
 
