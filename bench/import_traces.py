@@ -2,7 +2,7 @@
 of the code (issue 30).
 
     python bench/import_traces.py [--spans 200000] [--format json protobuf]
-        [--baseline-src /work/wt/base/src] [--rounds 3] [--many 2000 8000]
+        [--baseline-src ../base/src] [--rounds 3] [--many 2000 8000]
         [--no-builtin-scorers] [--smoke] [--json]
 
 **Input.** For OTLP/JSON, one lines file of N spans as an OTel Collector's file exporter

@@ -507,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-n", type=int, help="the large N of the memory benchmark")
     p.add_argument(
         "--baseline-src",
-        help="a src folder of today's code (e.g. /work/wt/base/src): measured beside this one",
+        help="a src folder of today's code (e.g. ../base/src): measured beside this one",
     )
     p.add_argument("--work", help="scratch directory (default: a new temporary one, removed)")
     args = p.parse_args(argv)
