@@ -43,3 +43,34 @@ def test_flag_errors_maps_only_the_fields_it_knows() -> None:
     with pytest.raises(InputError) as e, flag_errors(**FIELD_FLAGS):
         raise InputError("must be >= 1", field="processes")
     assert str(e.value) == "field 'processes': must be >= 1"
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runs_71a23f8"
+
+
+def test_the_gate_names_its_fields_and_the_command_line_its_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from agenteval.gate import compare_runs
+
+    base, cand = str(FIXTURES / "demo_careful"), str(FIXTURES / "demo_sloppy")
+    for kwargs, field in [
+        ({"alpha": 2.0}, "alpha"),
+        ({"alpha": 5e-324}, "alpha"),
+        ({"max_drop": {"nope": 0.1}}, "max_drop"),
+        ({"max_drop": {"exact_match": 2.0}}, "max_drop"),
+        ({"require": {"nope": 0.5}}, "require"),
+        ({"no_new_failures": ["nope"]}, "no_new_failures"),
+    ]:
+        with pytest.raises(InputError) as e:
+            compare_runs(base, cand, **kwargs)  # type: ignore[arg-type]
+        assert e.value.field == field and "--" not in e.value.message, (kwargs, e.value)
+    for args, flag in [
+        (["--alpha", "5e-324"], "--alpha"),
+        (["--max-drop", "nope=0.1"], "--max-drop"),
+        (["--require", "x>=2"], "--require"),
+        (["--no-new-failures", "zz"], "--no-new-failures"),
+    ]:
+        assert main(["gate", base, cand, *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"agenteval: error: field '{flag}': ") and err.count("\n") == 1

@@ -59,6 +59,10 @@ FIELD_FLAGS = {
     "mcp": "--mcp",
     "pii_kinds": "--pii-kinds",
     "ray_address": "--ray-address",
+    "alpha": "--alpha",
+    "max_drop": "--max-drop",
+    "require": "--require",
+    "no_new_failures": "--no-new-failures",
 }
 """The fields the layers below name in an InputError, as the flags that set them (an error
 below the command line names the field; the command line says the flag)."""

@@ -37,8 +37,8 @@ def parse_require(items: Collection[str]) -> dict[str, float]:
                 raise ValueError
         except ValueError:
             raise InputError(
-                f"--require expects SCORER>=X with X within [0, 1] (e.g. exact_match>=0.9),"
-                f" got {item!r}"
+                f"expects SCORER>=X with X within [0, 1] (e.g. exact_match>=0.9), got {item!r}",
+                field="require",
             ) from None
         out[name.strip()] = floor
     return out
@@ -50,7 +50,7 @@ def require(
     """One check per floor (see the module docstring); InputError for an unknown scorer."""
     unknown = sorted(set(floors) - set(names))
     if unknown:
-        raise InputError(f"--require names scorers neither run has: {', '.join(unknown)}")
+        raise InputError(f"names scorers neither run has: {', '.join(unknown)}", field="require")
     out = []
     for name, floor in floors.items():
         scored = [cs for a in cand.values() if (cs := a.scores.get(name)) and cs.applicable]
@@ -111,7 +111,9 @@ def no_new_failures(
     neither run has."""
     unknown = sorted(set(scorers) - set(names))
     if unknown:
-        raise InputError(f"--no-new-failures names scorers neither run has: {', '.join(unknown)}")
+        raise InputError(
+            f"names scorers neither run has: {', '.join(unknown)}", field="no_new_failures"
+        )
     default = names if every is None else every
     chosen = list(dict.fromkeys([*(scorers or default), *(n for n in declared if n in names)]))
     out = []

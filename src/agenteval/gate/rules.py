@@ -47,7 +47,7 @@ def ids(case_ids: list[str]) -> str:
 def check_alpha(alpha: float) -> None:
     """InputError for an alpha outside (0, 1)."""
     if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be within (0, 1), got {alpha}")
+        raise InputError(f"must be within (0, 1), got {alpha}", field="alpha")
 
 
 def allowed_drops(max_drop: Mapping[str, float] | None, names: Iterable[str]) -> dict[str, float]:
@@ -56,10 +56,12 @@ def allowed_drops(max_drop: Mapping[str, float] | None, names: Iterable[str]) ->
     drops = dict(max_drop or {})
     unknown = sorted(set(drops) - set(names))
     if unknown:
-        raise InputError(f"--max-drop names scorers neither run has: {', '.join(unknown)}")
+        raise InputError(f"names scorers neither run has: {', '.join(unknown)}", field="max_drop")
     for name, v in drops.items():
         if not 0 <= v <= 1:
-            raise InputError(f"--max-drop {name}={v}: the allowed drop must be within [0, 1]")
+            raise InputError(
+                f"{name}={v}: the allowed drop must be within [0, 1]", field="max_drop"
+            )
     return drops
 
 
@@ -68,7 +70,8 @@ def level(alpha: float, family_size: int) -> float:
     lvl = alpha / family_size
     if lvl <= 0:
         raise InputError(
-            f"--alpha {alpha:g} is too small: alpha / {family_size} tests is 0 in floating point"
+            f"{alpha:g} is too small: alpha / {family_size} tests is 0 in floating point",
+            field="alpha",
         )
     return lvl
 
