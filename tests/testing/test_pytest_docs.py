@@ -32,7 +32,16 @@ def run_cli(
     )
 
 
-PLUGIN = ("-p", "agenteval.testing.pytest_plugin", "-p", "no:cacheprovider")
+# -W: in-process, the plugin module is already imported (by this pytest), which pytest < 9.2
+# reports as a warning a user's own run never shows
+PLUGIN = (
+    "-p",
+    "agenteval.testing.pytest_plugin",
+    "-p",
+    "no:cacheprovider",
+    "-W",
+    "ignore::pytest.PytestAssertRewriteWarning",
+)
 
 
 def test_docs_pytest_md_runs_as_written(
