@@ -1,0 +1,99 @@
+"""A hostile or careless sender, and a careless user of the monitor's directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
+
+from agenteval.monitor import MonitorConfig
+from agenteval.rundir import read_header
+from agenteval.rundir.lock import RunLock
+
+HOUR_NS = 3600 * 10**9
+
+
+def _config(out: Path, **kw: object) -> MonitorConfig:
+    base: dict[str, object] = dict(out=out, idle_s=0.1, max_wait_s=1.0, tick_s=0.05)
+    return MonitorConfig(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_traffic_stamped_with_many_hours_holds_few_windows_open_and_closes_them_all(
+    tmp_path: Path,
+) -> None:
+    """One request whose traces start in 30 different hours (a backfill, or a sender
+    making up timestamps): every trace is scored, at most ``max_open_windows`` windows
+    hold files open at once (else each window holds 3 descriptors: 20,000 hours in one
+    16 MiB request exhaust ``ulimit -n``, and from then on the monitor scored nothing),
+    and every window is closed with its summary."""
+    n, cap = 30, 4
+    spans = [s for i in range(n) for s in agent_trace(i + 1, start_ns=i * HOUR_NS + 10**9)]
+    with served(_config(tmp_path, max_open_windows=cap)) as m:
+        before = _open_fds()
+        assert post(m.endpoint + "/v1/traces", otlp_json(spans))[0] == 200
+        wait_for(lambda: m.monitor.metrics.trials == n, what=f"{n} trials")
+        assert len(m.monitor.windows) <= cap
+        assert _open_fds() - before <= 3 * cap + 4
+        wait_for(lambda: m.monitor.metrics.windows_closed == n, what=f"{n} windows closed")
+        assert not m.monitor.windows and not m.monitor.parked
+    windows = [d for d in tmp_path.iterdir() if not d.name.startswith(".")]
+    assert len(windows) == n
+    assert all(read_header(d).finished_at is not None for d in windows)
+    assert sorted(int(t["metadata"]["trace_id"], 16) for t in all_trials(tmp_path)) == list(
+        range(1, n + 1)
+    )
+    assert not [x for x in m.said if "cannot" in x or "failed" in x]
+
+
+def test_a_window_another_process_holds_delays_its_traces_and_loses_none(tmp_path: Path) -> None:
+    """A closed window reopened for a late trace while another agenteval process holds
+    its lock: the trace waits (one line says why) and is written once the lock is free,
+    instead of being dropped unscored."""
+    old = 10**9  # 1970-01-01T00: the window closes once its last write is 1.2 s old
+    with served(_config(tmp_path)) as m:
+        url = m.endpoint + "/v1/traces"
+        assert post(url, otlp_json(agent_trace(1, start_ns=old)))[0] == 200
+        wait_for(lambda: m.monitor.metrics.windows_closed == 1, what="the window closed")
+        lock = RunLock.acquire(tmp_path / "1970-01-01T00", "agenteval rescore")
+        try:
+            assert post(url, otlp_json(agent_trace(2, start_ns=old)))[0] == 200
+            wait_for(lambda: any("cannot write the windows" in x for x in m.said), what="a line")
+            assert m.monitor.metrics.trials == 1
+        finally:
+            lock.release()
+        wait_for(lambda: m.monitor.metrics.trials == 2, what="the held trace written")
+    assert sorted(int(t["metadata"]["trace_id"], 16) for t in all_trials(tmp_path)) == [1, 2]
+    assert sum("cannot write the windows" in x for x in m.said) == 1
+    assert "another agenteval process" in next(x for x in m.said if "cannot write" in x)
+
+
+def test_a_window_that_cannot_be_read_back_names_its_problem_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    """A window whose trials.jsonl a user broke by hand: a trace for it waits, one line
+    names the file's own problem (not "another agenteval process is writing this run",
+    which a reopen that failed halfway and kept its lock would say from then on), and it
+    is written once the file is repaired, instead of being dropped unscored."""
+    old = 10**9
+    with served(_config(tmp_path)) as m:
+        url = m.endpoint + "/v1/traces"
+        assert post(url, otlp_json(agent_trace(1, start_ns=old)))[0] == 200
+        wait_for(lambda: m.monitor.metrics.windows_closed == 1, what="the window closed")
+        trials = tmp_path / "1970-01-01T00" / "trials.jsonl"
+        good = trials.read_bytes()
+        trials.write_bytes(b'{"not": "a trial"}\n' + good)
+        assert post(url, otlp_json(agent_trace(2, start_ns=old)))[0] == 200
+        wait_for(lambda: any("cannot write the windows" in x for x in m.said), what="a line")
+        line = next(x for x in m.said if "cannot write the windows" in x)
+        assert "another agenteval process" not in line and "trials.jsonl" in line
+        trials.write_bytes(good)  # repaired: the waiting trace goes in
+        wait_for(lambda: m.monitor.metrics.trials == 2, what="the held trace written")
+    assert sorted(int(t["metadata"]["trace_id"], 16) for t in all_trials(tmp_path)) == [1, 2]
+    assert all("\n" not in x for x in m.said)
+    json.dumps(m.said)  # plain strings
