@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -97,3 +98,49 @@ def test_a_window_that_cannot_be_read_back_names_its_problem_and_loses_nothing(
     assert sorted(int(t["metadata"]["trace_id"], 16) for t in all_trials(tmp_path)) == [1, 2]
     assert all("\n" not in x for x in m.said)
     json.dumps(m.said)  # plain strings
+
+
+def _no_trace_id(trace: int) -> list[dict[str, object]]:
+    spans = agent_trace(trace)
+    for s in spans:
+        s["traceId"] = "" if trace % 2 else "0" * 32  # missing, or all zeros: both invalid
+    return spans
+
+
+def test_spans_without_a_trace_id_are_rejected_as_a_partial_success_not_merged(
+    tmp_path: Path,
+) -> None:
+    """Spans with an empty or all-zero trace id cannot be joined to a trace: each request
+    says how many it rejected (OTLP's partial success), the rest of the request is kept,
+    and they are not lumped into one trace "" (which, once done, made every later span
+    without an id "late" for ten minutes)."""
+    from google.protobuf.json_format import Parse
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+        ExportTraceServiceResponse,
+    )
+
+    with served(_config(tmp_path)) as m:
+        url = m.endpoint + "/v1/traces"
+        status, _, body = post(url, otlp_json(_no_trace_id(1) + agent_trace(5)))
+        assert status == 200
+        part = json.loads(body)["partialSuccess"]
+        assert part["rejectedSpans"] == "2" and "trace id" in part["errorMessage"]
+        wait_for(lambda: m.monitor.metrics.trials == 1, what="the good trace scored")
+        status, _, body = post(url, otlp_json(_no_trace_id(2)))  # nothing else: not logged
+        assert status == 200 and json.loads(body)["partialSuccess"]["rejectedSpans"] == "2"
+        spans = _no_trace_id(3)
+        for sp in spans:  # protobuf's JSON has base64 ids
+            for k in ("spanId", "parentSpanId"):
+                if k in sp:
+                    sp[k] = base64.b64encode(bytes.fromhex(str(sp[k]))).decode()
+        pb = Parse(otlp_json(spans), ExportTraceServiceRequest()).SerializeToString()
+        status, _, body = post(url, pb, "application/x-protobuf")
+        assert status == 200
+        assert ExportTraceServiceResponse.FromString(body).partial_success.rejected_spans == 2
+        assert post(url, otlp_json(agent_trace(6)))[0] == 200  # no partial success: "{}"
+        wait_for(lambda: m.monitor.metrics.trials == 2, what="the second good trace")
+        assert m.monitor.metrics.rejected_spans == 6
+        assert m.monitor.metrics.late_spans == 0
+        assert not m.monitor.tracker.pending
+    assert sorted(int(t["metadata"]["trace_id"], 16) for t in all_trials(tmp_path)) == [5, 6]

@@ -7,7 +7,10 @@ check against DNS rebinding when bound to a loopback address (:mod:`agenteval._u
 The answers:
 
 - **200** (an empty ``Export*ServiceResponse`` in the request's encoding) only once the
-  body is durable in the write-ahead log and its spans are in flight;
+  body is durable in the write-ahead log and its spans are in flight; spans without a
+  trace id (:mod:`agenteval.monitor.pending`) are dropped and the response is a **partial
+  success** (``partialSuccess.rejectedSpans``, as the OTLP specification has it), so
+  the sender's own logs say so;
 - **400** undecodable body, **413** too large, **415** content type or encoding not read,
   **421** a ``Host`` naming another server (as the receiver; one line logged for the first
   five, the rest counted);
@@ -21,6 +24,7 @@ The answers:
 
 from __future__ import annotations
 
+import json
 import socket
 
 from aiohttp import web
@@ -43,6 +47,8 @@ RETRY_AFTER_S = 1
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text format's content type."""
 _JSON = "application/json"
+_PROTOBUF_TYPE = "application/x-protobuf"
+_NO_TRACE_ID = "spans without a trace id (missing or all zeros) cannot be joined to a trace"
 _PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
 _LOGGED = 5
 
@@ -162,11 +168,22 @@ class MonitorServer:
             return self._refuse(signal, e.status, e.message)
         return ctype == _JSON, body
 
-    def _ok(self, signal: str, json_body: bool) -> web.Response:
+    def _ok(self, signal: str, json_body: bool, rejected: int = 0) -> web.Response:
         self.monitor.metrics.request(signal, 200)
-        if json_body:
-            return web.Response(body=b"{}", content_type=_JSON)
-        return web.Response(body=b"", content_type="application/x-protobuf")
+        if not rejected:
+            body = b"{}" if json_body else b""
+        elif json_body:
+            part = {"rejectedSpans": str(rejected), "errorMessage": _NO_TRACE_ID}
+            body = json.dumps({"partialSuccess": part}).encode()
+        else:
+            from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as pb
+
+            body = pb.ExportTraceServiceResponse(
+                partial_success=pb.ExportTracePartialSuccess(
+                    rejected_spans=rejected, error_message=_NO_TRACE_ID
+                )
+            ).SerializeToString()
+        return web.Response(body=body, content_type=_JSON if json_body else _PROTOBUF_TYPE)
 
     def _wal_refusal(self, signal: str, e: WalFull) -> web.Response:
         if e.disk and not self._full_logged:
@@ -186,8 +203,10 @@ class MonitorServer:
             return self._refuse("traces", 400, str(e))
         except (ValueError, RecursionError) as e:
             return self._refuse("traces", 400, f"OTLP body cannot be read ({type(e).__name__})")
-        if not spans:
-            return self._ok("traces", json_body)
+        rejected = sum(1 for s in spans if not s.trace_id)
+        if rejected == len(spans):  # nothing to keep: nothing logged
+            self.monitor.metrics.rejected_spans += rejected
+            return self._ok("traces", json_body, rejected)
         if self.monitor.over_memory(len(spans)):
             return self._busy(
                 "traces", 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
@@ -197,7 +216,7 @@ class MonitorServer:
         except WalFull as e:
             return self._wal_refusal("traces", e)
         self._full_logged = False
-        return self._ok("traces", json_body)
+        return self._ok("traces", json_body, rejected)
 
     async def _logs(self, request: web.Request) -> web.Response:
         got = await self._body(request, "logs")

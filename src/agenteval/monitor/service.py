@@ -219,14 +219,15 @@ class Monitor:
         self, spans: list[SpanRecord], segment: int, now: float, *, replay: bool = False
     ) -> None:
         before = len(self.tracker.pending)
-        late = self.tracker.late_spans
+        late, rejected = self.tracker.late_spans, self.tracker.rejected_spans
         self.tracker.add_spans(spans, segment, now)
         self.metrics.traces_received += len(self.tracker.pending) - before
         if not replay:
             self.metrics.spans += len(spans)
             self.metrics.late_spans += self.tracker.late_spans - late
-        else:
-            self.tracker.late_spans = late  # spans of traces done before the restart
+            self.metrics.rejected_spans += self.tracker.rejected_spans - rejected
+        else:  # spans of traces done before the restart, rejects counted when sent
+            self.tracker.late_spans, self.tracker.rejected_spans = late, rejected
 
     def over_memory(self, n: int) -> bool:
         """Whether ``n`` more spans would take the traces in flight over their bound (a
