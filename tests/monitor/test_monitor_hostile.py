@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
 
 from agenteval.monitor import MonitorConfig
@@ -144,3 +145,32 @@ def test_spans_without_a_trace_id_are_rejected_as_a_partial_success_not_merged(
         assert m.monitor.metrics.late_spans == 0
         assert not m.monitor.tracker.pending
     assert sorted(int(t["metadata"]["trace_id"], 16) for t in all_trials(tmp_path)) == [5, 6]
+
+
+def test_requests_that_are_not_http_are_one_line_each_never_a_traceback(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A control character in a header, a bad chunk size, two Content-Lengths: aiohttp
+    answers 400 and used to print its traceback on the monitor's stderr (any client could
+    flood the terminal with them). Now each is one refusal line, counted."""
+    import socket
+
+    bad = [
+        b"Content-Type: application/json\r\nContent-Encoding: \x1b[2Jx\r\nContent-Length: 2",
+        b"Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz",
+        b"Content-Length: 2\r\nContent-Length: 7",
+    ]
+    with served(_config(tmp_path)) as m:
+        port = int(m.endpoint.rsplit(":", 1)[1])
+        for head in bad:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                sock.sendall(
+                    b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n" + head + b"\r\n\r\n{}"
+                )
+                assert sock.recv(100).split(b"\r\n")[0].endswith(b" 400 Bad Request")
+        wait_for(lambda: len(m.said) == 3, what="three lines")
+        assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(1)))[0] == 200
+        assert m.monitor.metrics.requests[("http", 400)] == 3
+    assert all(x.startswith("agenteval monitor: HTTP 400: request not read: ") for x in m.said)
+    assert not [x for x in m.said if "\n" in x or "\x1b" in x]
+    assert "Traceback" not in capfd.readouterr().err

@@ -19,12 +19,18 @@ The answers:
   ``--max-wal-bytes`` (the disk bound) or the disk refused the write (full, failing): the
   request is not acknowledged, and OTLP exporters retry both statuses.
 
+A request that is not HTTP the server can parse (a control character in a header, a
+bad chunk size, two ``Content-Length``) is answered 400 by aiohttp itself; it is told
+as one line like any refusal (never aiohttp's traceback, which any client could print on
+the monitor's terminal at will) and counted as ``requests_total{signal="http"}``.
+
 ``GET /metrics``: :mod:`agenteval.monitor.metrics`. ``GET /healthz``: ``ok``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import socket
 
 from aiohttp import web
@@ -72,6 +78,25 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+class _OneLine(logging.Handler):
+    """aiohttp's request-handler log (its "Error handling request" tracebacks) told as
+    one refusal line each (module docstring)."""
+
+    def __init__(self, server: MonitorServer) -> None:
+        super().__init__(logging.WARNING)
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        status = getattr(exc, "code", 500)
+        status = status if isinstance(status, int) and 400 <= status < 600 else 500
+        why = str(getattr(exc, "message", "") or exc or record.getMessage())
+        why = why.strip().splitlines()[0].rstrip(":") if why.strip() else type(exc).__name__
+        why = why.encode("ascii", "backslashreplace").decode()[:200]
+        kind = "request not read" if status < 500 else f"request failed ({type(exc).__name__})"
+        self.server._refuse("http", status, f"{kind}: {why}")
+
+
 class MonitorServer:
     """Serves one :class:`~agenteval.monitor.service.Monitor` (module docstring)."""
 
@@ -108,8 +133,16 @@ class MonitorServer:
         app.router.add_post("/v1/logs", self._logs)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._health)
+        errors = logging.Logger("agenteval.monitor.http")  # not registered: no global state
+        errors.propagate = False
+        errors.addHandler(_OneLine(self))
         runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, auto_decompress=False, shutdown_timeout=1.0
+            app,
+            access_log=None,
+            handle_signals=False,
+            auto_decompress=False,
+            shutdown_timeout=1.0,
+            logger=errors,
         )
         await runner.setup()
         await web.SockSite(runner, self._sock).start()
