@@ -174,3 +174,30 @@ def test_requests_that_are_not_http_are_one_line_each_never_a_traceback(
     assert all(x.startswith("agenteval monitor: HTTP 400: request not read: ") for x in m.said)
     assert not [x for x in m.said if "\n" in x or "\x1b" in x]
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["symlink", "directory"])
+def test_a_log_segment_that_is_not_a_regular_file_is_refused_and_nothing_is_cut(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A segment name in .monitor/wal that is a symlink (to a file elsewhere) or a
+    directory: the command refuses to start, one line naming it, exit 2. Before, the
+    symlink's target was read as a torn segment and cut to nothing, then deleted."""
+    from agenteval.cli import main
+
+    wal = tmp_path / "out" / ".monitor" / "wal"
+    wal.mkdir(parents=True)
+    precious = tmp_path / "notes.txt"
+    precious.write_text("not a log segment\n")
+    seg = wal / "000000000004.wal"
+    if kind == "symlink":
+        seg.symlink_to(precious)
+    else:
+        seg.mkdir()
+    argv = ["monitor", "--listen", "127.0.0.1:0", "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert str(seg) in err and "not a regular file" in err
+    assert precious.read_text() == "not a log segment\n"
+    assert seg.is_symlink() if kind == "symlink" else seg.is_dir()
