@@ -29,12 +29,12 @@ def _open_fds() -> int:
 def test_traffic_stamped_with_many_hours_holds_few_windows_open_and_closes_them_all(
     tmp_path: Path,
 ) -> None:
-    """One request whose traces start in 30 different hours (a backfill, or a sender
+    """One request whose traces start in 20 different hours (a backfill, or a sender
     making up timestamps): every trace is scored, at most ``max_open_windows`` windows
     hold files open at once (else each window holds 3 descriptors: 20,000 hours in one
     16 MiB request exhaust ``ulimit -n``, and from then on the monitor scored nothing),
     and every window is closed with its summary."""
-    n, cap = 30, 4
+    n, cap = 20, 4
     spans = [s for i in range(n) for s in agent_trace(i + 1, start_ns=i * HOUR_NS + 10**9)]
     with served(_config(tmp_path, max_open_windows=cap)) as m:
         before = _open_fds()
