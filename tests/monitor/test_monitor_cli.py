@@ -34,6 +34,10 @@ def _err(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         (["--dataset", "x.jsonl"], "--dataset and --join-attr go together"),
         (["--where", "novalue"], "--where 'novalue' must look like ATTR=VALUE"),
         (["--baseline", "/nonexistent/run"], "/nonexistent/run"),
+        (["--alert-webhook", "hooks.example/alert"], "--alert-webhook must be an http://"),
+        (["--export-otlp", "ftp://collector:4318"], "--export-otlp must be an http://"),
+        (["--export-otlp", "http://collector:99999"], "--export-otlp must be an http://"),
+        (["--alert-webhook", "http:///path"], "--alert-webhook must be an http://"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(

@@ -27,6 +27,7 @@ import signal
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from agenteval.cli._common import add_scorer_args, build_scorers, say
 from agenteval.errors import EXIT_OK, InputError, cannot_write
@@ -138,6 +139,20 @@ def _where(pairs: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _url(value: str | None, option: str) -> None:
+    """``http://HOST[:PORT][/PATH]`` or ``https://...``; else an InputError naming the
+    option (a URL the client cannot use would only fail at the first alert or score)."""
+    if value is None:
+        return
+    parts = urlsplit(value)
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise InputError(f"{option} must be an http:// or https:// URL, got {value!r}")
+
+
 def parse_listen(value: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT``, ``:PORT``) → (host, port)."""
     host, sep, port = value.rpartition(":")
@@ -167,6 +182,8 @@ def _config(args: argparse.Namespace) -> Any:
         raise InputError("--max-pending-spans must be at least 1")
     if not 0.0 < args.alpha_per_day < 1.0:
         raise InputError(f"--alpha-per-day must be within (0, 1), got {args.alpha_per_day}")
+    _url(args.alert_webhook, "--alert-webhook")
+    _url(args.export_otlp, "--export-otlp")
     if (args.dataset is None) != (args.join_attr is None):
         raise InputError("--dataset and --join-attr go together")
     out = Path(args.out)

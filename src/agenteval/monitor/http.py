@@ -7,7 +7,10 @@ check against DNS rebinding when bound to a loopback address (:mod:`agenteval._u
 The answers:
 
 - **200** (an empty ``Export*ServiceResponse`` in the request's encoding) only once the
-  body is durable in the write-ahead log and its spans are in flight;
+  body is durable in the write-ahead log and its spans are in flight; spans without a
+  trace id (:mod:`agenteval.monitor.pending`) are dropped and the response is a **partial
+  success** (``partialSuccess.rejectedSpans``, as the OTLP specification has it), so
+  the sender's own logs say so;
 - **400** undecodable body, **413** too large, **415** content type or encoding not read,
   **421** a ``Host`` naming another server (as the receiver; one line logged for the first
   five, the rest counted);
@@ -16,11 +19,18 @@ The answers:
   ``--max-wal-bytes`` (the disk bound) or the disk refused the write (full, failing): the
   request is not acknowledged, and OTLP exporters retry both statuses.
 
+A request that is not HTTP the server can parse (a control character in a header, a
+bad chunk size, two ``Content-Length``) is answered 400 by aiohttp itself; it is told
+as one line like any refusal (never aiohttp's traceback, which any client could print on
+the monitor's terminal at will) and counted as ``requests_total{signal="http"}``.
+
 ``GET /metrics``: :mod:`agenteval.monitor.metrics`. ``GET /healthz``: ``ok``.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import socket
 
 from aiohttp import web
@@ -43,6 +53,8 @@ RETRY_AFTER_S = 1
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text format's content type."""
 _JSON = "application/json"
+_PROTOBUF_TYPE = "application/x-protobuf"
+_NO_TRACE_ID = "spans without a trace id (missing or all zeros) cannot be joined to a trace"
 _PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
 _LOGGED = 5
 
@@ -64,6 +76,25 @@ def bind(host: str, port: int) -> socket.socket:
         raise InputError(f"--listen: cannot listen on {host}:{port} ({e.strerror or e})") from None
     sock.setblocking(False)
     return sock
+
+
+class _OneLine(logging.Handler):
+    """aiohttp's request-handler log (its "Error handling request" tracebacks) told as
+    one refusal line each (module docstring)."""
+
+    def __init__(self, server: MonitorServer) -> None:
+        super().__init__(logging.WARNING)
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        status = getattr(exc, "code", 500)
+        status = status if isinstance(status, int) and 400 <= status < 600 else 500
+        why = str(getattr(exc, "message", "") or exc or record.getMessage())
+        why = why.strip().splitlines()[0].rstrip(":") if why.strip() else type(exc).__name__
+        why = why.encode("ascii", "backslashreplace").decode()[:200]
+        kind = "request not read" if status < 500 else f"request failed ({type(exc).__name__})"
+        self.server._refuse("http", status, f"{kind}: {why}")
 
 
 class MonitorServer:
@@ -102,8 +133,16 @@ class MonitorServer:
         app.router.add_post("/v1/logs", self._logs)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._health)
+        errors = logging.Logger("agenteval.monitor.http")  # not registered: no global state
+        errors.propagate = False
+        errors.addHandler(_OneLine(self))
         runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, auto_decompress=False, shutdown_timeout=1.0
+            app,
+            access_log=None,
+            handle_signals=False,
+            auto_decompress=False,
+            shutdown_timeout=1.0,
+            logger=errors,
         )
         await runner.setup()
         await web.SockSite(runner, self._sock).start()
@@ -162,11 +201,22 @@ class MonitorServer:
             return self._refuse(signal, e.status, e.message)
         return ctype == _JSON, body
 
-    def _ok(self, signal: str, json_body: bool) -> web.Response:
+    def _ok(self, signal: str, json_body: bool, rejected: int = 0) -> web.Response:
         self.monitor.metrics.request(signal, 200)
-        if json_body:
-            return web.Response(body=b"{}", content_type=_JSON)
-        return web.Response(body=b"", content_type="application/x-protobuf")
+        if not rejected:
+            body = b"{}" if json_body else b""
+        elif json_body:
+            part = {"rejectedSpans": str(rejected), "errorMessage": _NO_TRACE_ID}
+            body = json.dumps({"partialSuccess": part}).encode()
+        else:
+            from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as pb
+
+            body = pb.ExportTraceServiceResponse(
+                partial_success=pb.ExportTracePartialSuccess(
+                    rejected_spans=rejected, error_message=_NO_TRACE_ID
+                )
+            ).SerializeToString()
+        return web.Response(body=body, content_type=_JSON if json_body else _PROTOBUF_TYPE)
 
     def _wal_refusal(self, signal: str, e: WalFull) -> web.Response:
         if e.disk and not self._full_logged:
@@ -186,8 +236,10 @@ class MonitorServer:
             return self._refuse("traces", 400, str(e))
         except (ValueError, RecursionError) as e:
             return self._refuse("traces", 400, f"OTLP body cannot be read ({type(e).__name__})")
-        if not spans:
-            return self._ok("traces", json_body)
+        rejected = sum(1 for s in spans if not s.trace_id)
+        if rejected == len(spans):  # nothing to keep: nothing logged
+            self.monitor.metrics.rejected_spans += rejected
+            return self._ok("traces", json_body, rejected)
         if self.monitor.over_memory(len(spans)):
             return self._busy(
                 "traces", 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
@@ -197,7 +249,7 @@ class MonitorServer:
         except WalFull as e:
             return self._wal_refusal("traces", e)
         self._full_logged = False
-        return self._ok("traces", json_body)
+        return self._ok("traces", json_body, rejected)
 
     async def _logs(self, request: web.Request) -> web.Response:
         got = await self._body(request, "logs")

@@ -10,6 +10,8 @@ metric                                    type       what
                                                      (traces, logs) and HTTP status
 ``spans_total``                           counter    spans acknowledged (durable)
 ``spans_late_total``                      counter    spans of a trace already scored: dropped
+``spans_rejected_total``                  counter    spans without a trace id: dropped (the
+                                                     sender is told: a partial success)
 ``traces_received_total``                 counter    traces begun (first span arrived)
 ``traces_scored_total``                   counter    traces done that made at least a trial
 ``traces_dropped_total{reason}``          counter    traces done that made none (``no
@@ -83,6 +85,7 @@ class Metrics:
     requests: dict[tuple[str, int], int] = field(default_factory=dict)
     spans: int = 0
     late_spans: int = 0
+    rejected_spans: int = 0
     traces_received: int = 0
     traces_scored: int = 0
     traces_dropped: dict[str, int] = field(default_factory=dict)
@@ -126,6 +129,7 @@ class Metrics:
         plain = [
             ("spans_total", self.spans, "Spans acknowledged (durable in the log)."),
             ("spans_late_total", self.late_spans, "Spans of a trace already scored (dropped)."),
+            ("spans_rejected_total", self.rejected_spans, "Spans without a trace id (dropped)."),
             ("traces_received_total", self.traces_received, "Traces begun."),
             ("traces_scored_total", self.traces_scored, "Traces done that made a trial."),
             ("traces_replayed_total", self.replayed, "Units found written before a restart."),

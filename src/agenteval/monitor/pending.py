@@ -12,6 +12,10 @@ Times are the monitor's own clock (arrival), never the spans' timestamps: a send
 clock cannot hold a trace open or close it early. After a restart the replayed spans
 count as arriving at the restart.
 
+A span without a trace id (missing, empty or all zeros: OTLP calls such an id invalid)
+cannot be joined to a trace: it is **rejected** (counted, never kept), not made one trace
+with every other span lacking an id.
+
 A span (or log record) of a trace already done is **late**: counted, never added to a
 trace, never scored. Done trace ids are remembered for ``horizon_s`` (the monitor gives
 at least 10 minutes, :attr:`~agenteval.monitor.service.MonitorConfig.horizon_s`); a span
@@ -63,6 +67,8 @@ class Tracker:
         """Spans and log records held by traces in flight (the memory bound counts them)."""
         self.late_spans = 0
         self.late_logs = 0
+        self.rejected_spans = 0
+        """Spans without a trace id (module docstring)."""
 
     def _trace(self, trace_id: str, segment: int, now: float) -> PendingTrace | None:
         if trace_id in self.done:
@@ -79,6 +85,9 @@ class Tracker:
     def add_spans(self, spans: Iterable[SpanRecord], segment: int, now: float) -> None:
         """Add the spans of one logged request (from ``segment``); late ones are counted."""
         for s in spans:
+            if not s.trace_id:
+                self.rejected_spans += 1
+                continue
             t = self._trace(s.trace_id, segment, now)
             if t is None:
                 self.late_spans += 1

@@ -54,7 +54,7 @@ from agenteval.monitor.mapping import MapOptions, trace_trials
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import PendingTrace, Tracker
 from agenteval.monitor.wal import Frame, WriteAheadLog
-from agenteval.monitor.windows import Window, window_header, window_start
+from agenteval.monitor.windows import Window, window_header, window_name, window_start
 from agenteval.rundir import read_header
 from agenteval.rundir.lock import RunLock
 from agenteval.scoring.apply import Scorers
@@ -86,6 +86,9 @@ class MonitorConfig:
     segment_bytes: int = 64 << 20
     segment_s: float = 60.0
     tick_s: float = 0.2
+    max_open_windows: int = 16
+    """Windows held open at once (each holds three file descriptors and its ids); beyond,
+    the least recently written is set aside unfinished (:attr:`Monitor.parked`)."""
     mapping: MapOptions = field(default_factory=MapOptions)
     baseline: Path | None = None
     alpha_per_day: float = 0.05
@@ -129,6 +132,11 @@ class Monitor:
             idle_s=config.idle_s, max_wait_s=config.max_wait_s, horizon_s=config.horizon_s
         )
         self.windows: dict[int, Window] = {}
+        self.parked: dict[int, float] = {}
+        """Unfinished windows set aside (files closed, lock released: traffic stamped
+        with many different hours must not exhaust the file descriptors): start → when a
+        trial was last written to it. Taken up again when a trial comes for it, or to
+        close it when it is due."""
         self.inflight_spans = 0
         self.on_alert: Callable[[dict[str, Any]], None] | None = None
         self.on_scored: Callable[[str, str, str, str, dict[str, Score]], None] | None = None
@@ -211,14 +219,15 @@ class Monitor:
         self, spans: list[SpanRecord], segment: int, now: float, *, replay: bool = False
     ) -> None:
         before = len(self.tracker.pending)
-        late = self.tracker.late_spans
+        late, rejected = self.tracker.late_spans, self.tracker.rejected_spans
         self.tracker.add_spans(spans, segment, now)
         self.metrics.traces_received += len(self.tracker.pending) - before
         if not replay:
             self.metrics.spans += len(spans)
             self.metrics.late_spans += self.tracker.late_spans - late
-        else:
-            self.tracker.late_spans = late  # spans of traces done before the restart
+            self.metrics.rejected_spans += self.tracker.rejected_spans - rejected
+        else:  # spans of traces done before the restart, rejects counted when sent
+            self.tracker.late_spans, self.tracker.rejected_spans = late, rejected
 
     def over_memory(self, n: int) -> bool:
         """Whether ``n`` more spans would take the traces in flight over their bound (a
@@ -263,12 +272,15 @@ class Monitor:
             if due:
                 try:
                     got = await loop.run_in_executor(self._pool, self._score, due)
-                except OSError as e:  # nothing is lost: the traces wait for the next tick
+                except Exception as e:  # nothing is lost: the traces wait for the next tick
                     self.tracker.restore(due, time.monotonic())
+                    if not isinstance(e, OSError | InputError):
+                        raise  # a bug: serve says so once and keeps ticking
                     if not self._write_failing:
+                        why = e.strerror or e if isinstance(e, OSError) else e
                         self._say(
                             f"agenteval monitor: cannot write the windows in"
-                            f" {self.config.out}: {e.strerror or e}; retrying (nothing"
+                            f" {self.config.out}: {why}; retrying (nothing"
                             " acknowledged is lost)"
                         )
                     self._write_failing = True
@@ -291,17 +303,21 @@ class Monitor:
             self._release_segments()
             now = time.time()
             self.tracker.forget(time.monotonic())
-            closing = [
-                w
-                for w in self.windows.values()
-                if now >= max(w.end, w.last_write) + self.config.close_delay_s
+            delay, ws = self.config.close_delay_s, self.config.window_s
+            closing: list[Window | int] = [
+                w for w in self.windows.values() if now >= max(w.end, w.last_write) + delay
             ]
+            closing += [s for s, last in self.parked.items() if now >= max(s + ws, last) + delay]
             for w in closing:
-                del self.windows[w.start]
+                if isinstance(w, Window):
+                    del self.windows[w.start]
+                else:  # set aside: taken up again, then closed (one at a time)
+                    self.parked.pop(w)
+                name = window_name(w.start if isinstance(w, Window) else w, ws)
                 try:
                     rec = await loop.run_in_executor(self._pool, self._close, w)
                 except (OSError, InputError) as e:  # the window stays as written; said once
-                    self._say(f"agenteval monitor: window {w.dir.name} not closed cleanly: {e}")
+                    self._say(f"agenteval monitor: window {name} not closed cleanly: {e}")
                     continue
                 self.metrics.windows_closed += 1
                 if rec is not None:
@@ -330,6 +346,11 @@ class Monitor:
     def _window(self, start: int) -> Window:
         w = self.windows.get(start)
         if w is None:
+            while len(self.windows) >= self.config.max_open_windows:  # set the least recent aside
+                old = min(self.windows.values(), key=lambda x: x.last_write)
+                del self.windows[old.start]
+                self.parked[old.start] = old.last_write
+                old.close(None)  # synced first: what it holds is durable
             settings = {
                 **self.config.settings,
                 "window_s": self.config.window_s,
@@ -338,6 +359,7 @@ class Monitor:
             header = window_header(settings, self.scorers)
             keep = self.config.mapping.case_id_attr is not None
             w = Window.open(self.config.out, start, self.config.window_s, header, keep_cases=keep)
+            w.last_write = self.parked.pop(start, 0.0)
             self.windows[start] = w
         return w
 
@@ -375,7 +397,8 @@ class Monitor:
                         (meta["trace_id"], meta["span_id"], m.case.id, w.dir.name, scores)
                     )
             for w in touched.values():
-                w.sync()
+                if self.windows.get(w.start) is w:  # else set aside, and synced then
+                    w.sync()
             self._journal.add_done((t.trace_id for t in traces), time.time())
         except OSError:
             for w in touched.values():
@@ -385,10 +408,14 @@ class Monitor:
             raise
         return got
 
-    def _close(self, w: Window) -> dict[str, Any] | None:
-        """In the scoring thread: store the window's summary, release it, check it."""
+    def _close(self, w: Window | int) -> dict[str, Any] | None:
+        """In the scoring thread: store the window's summary, release it, check it (a
+        window set aside is opened again first)."""
         from agenteval.summary.compute import summarize  # the summary, once a window ends
 
+        if not isinstance(w, Window):
+            w = self._window(w)
+            del self.windows[w.start]
         w.sync()
         w.close(summarize(w.dir).model_dump(mode="json"))
         return self._check(w.dir)
@@ -406,8 +433,9 @@ class Monitor:
         return rec
 
     def reopen_unfinished(self) -> None:
-        """At start-up: the windows a previous process left unfinished are opened again
-        (so the tick closes them on time), and finished ones not checked are checked."""
+        """At start-up: the windows a previous process left unfinished are set aside
+        (:attr:`parked`: the tick closes them on time), and finished ones not checked are
+        checked."""
         for d in sorted(self.config.out.iterdir()):
             if d.name.startswith(".") or not (d / "run.json").is_file():
                 continue
@@ -426,7 +454,7 @@ class Monitor:
                 )
             start = settings.get("window_start")
             if head.finished_at is None and isinstance(start, int):
-                self._window(start)
+                self.parked[start] = 0.0  # opened when a trial comes for it, or to close it
             elif head.finished_at is not None and d.name not in self._journal.checked:
                 try:
                     self._check(d)

@@ -12,7 +12,9 @@ A frame is valid when all of its bytes are there and its CRC matches. Reading a 
 (:func:`read_segment`) stops at the first invalid frame: a process killed mid-write
 leaves a **torn tail** (a frame cut short, or bytes that were never synced), which is
 detected and dropped, never read as data. :meth:`WriteAheadLog.open` cuts such a tail off
-the newest segment before appending after it.
+the newest segment before appending after it. A segment name that is not a regular file
+(a symlink, a directory) is refused (:class:`~agenteval.errors.InputError`): cutting a
+symlink's tail would cut a file outside the log.
 
 **Group commit**: :meth:`WriteAheadLog.append` queues a frame and waits; one writer (a
 thread, off the event loop) writes every queued frame with one ``write`` and makes them
@@ -44,6 +46,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from agenteval.errors import InputError
 
 __all__ = ["KINDS", "Frame", "WalFull", "WriteAheadLog", "read_segment"]
 
@@ -164,6 +168,12 @@ class WriteAheadLog:
         found = []
         for p in self.dir.iterdir():
             if p.suffix == _SUFFIX and p.stem.isdigit():
+                if p.is_symlink() or not p.is_file():  # a torn tail is cut: never elsewhere
+                    raise InputError(
+                        "is not a regular file (a symlink, a directory); the write-ahead log"
+                        " holds only the segments it wrote: move it out of the way",
+                        file=p,
+                    )
                 found.append((int(p.stem), p))
         yield from sorted(found)
 

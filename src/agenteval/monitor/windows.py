@@ -106,15 +106,25 @@ class Window:
     ) -> Window:
         """Create the window's run directory, or reopen it (what it holds read back)."""
         d = out / window_name(start, window_s)
-        if (d / "run.json").exists():
+        resume = (d / "run.json").exists()
+        if resume:
             _cut_torn_line(d / CASES)
             writer, _done, _notes = RunWriter.open_resume(d, command="agenteval monitor")
-            w = cls(writer, start, start + window_s, keep_cases)
-            w._read_back()
         else:
             writer = RunWriter.create(d, header, command="agenteval monitor")
+        try:  # a failure past here (too many open files...) must not keep the lock
             w = cls(writer, start, start + window_s, keep_cases)
-            (d / CASES).touch()
+        except BaseException:
+            writer.close()
+            raise
+        try:
+            if resume:
+                w._read_back()
+            else:
+                (d / CASES).touch()
+        except BaseException:
+            w.release()
+            raise
         return w
 
     def _read_back(self) -> None:
@@ -178,7 +188,13 @@ class Window:
             if summary is not None:
                 self.writer.finish(summary)
         finally:
+            self.release()
+
+    def release(self) -> None:
+        """Close the window's files and release its lock (idempotent)."""
+        try:
             self._cases_fh.close()
+        finally:
             self.writer.close()
 
 
