@@ -12,6 +12,7 @@ still judge the calls that exist.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -316,10 +317,10 @@ def make_redundant_calls(suite_tools: ToolDefs | None = None) -> Scorer:
         first_success: dict[tuple[str, Any], int] = {}
         repeats = []
         # Only a call whose tool is called again can repeat or be repeated: skip the others.
-        names = [c.name for c in calls]
+        times = Counter(c.name for c in calls)  # list.count here was quadratic in calls
         free = _non_idempotent(trial.tools, case.tools, suite)
         for i, call in enumerate(calls):
-            if names.count(call.name) < 2 or call.name in free:
+            if times[call.name] < 2 or call.name in free:
                 continue
             key = _canonical(call)
             earlier = first_success.get(key)
