@@ -74,9 +74,9 @@ def _events_of_export_otel(run: Path, tmp: Path) -> dict[str, list[dict[str, Any
             for ss in rs["scopeSpans"]:
                 for s in ss["spans"]:
                     attrs = {a["key"]: a["value"] for a in s.get("attributes", [])}
-                    if "agenteval.cases.case.id" not in attrs:
+                    if "agenteval.case.id" not in attrs:
                         continue
-                    cid = attrs["agenteval.cases.case.id"]["stringValue"]
+                    cid = attrs["agenteval.case.id"]["stringValue"]
                     for ev in s.get("events", []):
                         if ev["name"] == "gen_ai.evaluation.result":
                             got.setdefault(cid, []).append(
@@ -108,7 +108,7 @@ def test_scores_go_to_the_backend_on_their_own_traces_as_export_otel_words_them(
     for r in backend.records:
         assert r.name == "gen_ai.evaluation.result"
         a = dict(r.attributes)
-        t = trials[a.pop("agenteval.cases.case.id")]
+        t = trials[a.pop("agenteval.case.id")]
         assert (r.trace_id, r.span_id) == (t["metadata"]["trace_id"], t["metadata"]["span_id"])
         assert a.pop("agenteval.window") == next(d.name for d in out.iterdir() if d.name[0] != ".")
         mine.setdefault(t["case_id"], []).append(a)

@@ -62,7 +62,7 @@ def test_demo_runs_round_trip_with_the_same_trajectories_and_scores(
         back = tmp_path / f"{name}-back"
         i = cli(
             "import-traces", f, "--out", back,
-            "--dataset", demo / "cases.jsonl", "--join-attr", "agenteval.cases.case.id",
+            "--dataset", demo / "cases.jsonl", "--join-attr", "agenteval.case.id",
         )  # fmt: skip
         assert i.returncode == 0, i.stderr
         _same(demo / "runs" / name, back)
@@ -143,7 +143,7 @@ def test_scripted_run_round_trips_usage_failures_and_tool_errors(tmp_path: Path,
     back = tmp_path / "back"
     i = cli(
         "import-traces", f, "--out", back,
-        "--dataset", run / "cases.jsonl", "--join-attr", "agenteval.cases.case.id",
+        "--dataset", run / "cases.jsonl", "--join-attr", "agenteval.case.id",
     )  # fmt: skip
     assert i.returncode == 0, i.stderr
     _same(run, back)
@@ -171,7 +171,7 @@ def test_exported_spans_follow_the_genai_conventions(tmp_path: Path, cli: Any) -
     root = next(s for s in a if s.parent_id is None)
     assert root.name == "invoke_agent calc-bot"
     assert root.attributes["gen_ai.operation.name"] == "invoke_agent"
-    assert root.attributes["agenteval.cases.case.id"] == "a"
+    assert root.attributes["agenteval.case.id"] == "a"
     assert root.end_ns is not None and root.start_ns is not None
     assert (root.end_ns - root.start_ns) / 1e9 == pytest.approx(1.5)
     chats = [s for s in a if s.attributes.get("gen_ai.operation.name") == "chat"]
@@ -191,7 +191,7 @@ def test_exported_spans_follow_the_genai_conventions(tmp_path: Path, cli: Any) -
     assert em["gen_ai.evaluation.score.value"] == 1.0
     assert em["gen_ai.evaluation.score.label"] == "passed"
     assert "gen_ai.evaluation.explanation" in em
-    failed = next(s for s in spans if s.attributes.get("agenteval.cases.case.id") == "c")
+    failed = next(s for s in spans if s.attributes.get("agenteval.case.id") == "c")
     assert failed.status == "error" and failed.attributes["error.type"] == "timeout"
     # the same run exported again: the same ids (a backend sees the same traces)
     f2 = tmp_path / "again.jsonl"

@@ -1,4 +1,4 @@
-"""A crafted ``agenteval.trials.trial.json`` attribute (export-otel's round trip) on import.
+"""A crafted ``agenteval.trial.json`` attribute (export-otel's round trip) on import.
 
 Bug: the attribute's ``conversation`` was restored as it came, so a usage entry that is
 not one (``{"input_tokens": "lots"}``) reached the run summary, which stopped the import
@@ -20,7 +20,7 @@ def _trace(tmp: Path, trial_json: Any) -> Path:
         "gen_ai.operation.name": "invoke_agent",
         "input.value": "hi",
         "output.value": "yo",
-        "agenteval.trials.trial.json": json.dumps(trial_json),
+        "agenteval.trial.json": json.dumps(trial_json),
     }
     span = {
         "traceId": "1" * 32,

@@ -114,7 +114,7 @@ def test_phoenix_receives_the_export_and_gives_it_back(tmp_path: Path, cli: Any)
     back = tmp_path / "back"
     i = cli(
         "import-traces", exported, "--out", back,
-        "--dataset", demo / "cases.jsonl", "--join-attr", "agenteval.cases.case.id",
+        "--dataset", demo / "cases.jsonl", "--join-attr", "agenteval.case.id",
     )  # fmt: skip
     assert i.returncode == 0, i.stderr
     before = {t.key: t for t in iter_trials(run)}

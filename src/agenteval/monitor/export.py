@@ -6,7 +6,7 @@ log record with an ``eventName``) named ``gen_ai.evaluation.result``, carrying t
 scored) and the attributes ``export-otel`` puts on its evaluation events:
 ``gen_ai.evaluation.name`` (the scorer), ``gen_ai.evaluation.score.value`` (left out when
 None), ``gen_ai.evaluation.score.label`` (the status) and ``gen_ai.evaluation.explanation``
-(the reason); plus ``agenteval.cases.case.id`` and ``agenteval.window`` (the window's run
+(the reason); plus ``agenteval.case.id`` and ``agenteval.window`` (the window's run
 directory name). The resource has ``service.name = agenteval-monitor``.
 
 Records are posted as OTLP/JSON (hex ids) to ``URL/v1/logs`` (``URL`` as given when it
@@ -100,7 +100,7 @@ class EvaluationExport:
         now = time.time_ns()
         for name, s in scores.items():
             attrs = evaluation_attributes(name, s)
-            attrs["agenteval.cases.case.id"] = case_id
+            attrs["agenteval.case.id"] = case_id
             attrs["agenteval.window"] = window
             self._queue.append(_record(trace_id, span_id, attrs, now))
         over = len(self._queue) - self.max_queued

@@ -12,9 +12,9 @@ Each trial is one trace (OTel GenAI semantic conventions):
   ``latency.total_s`` later, with ``gen_ai.operation.name = invoke_agent``,
   ``gen_ai.agent.name``, ``gen_ai.input.messages`` (the case input),
   ``gen_ai.output.messages`` (the answer; left out when there is none),
-  ``gen_ai.tool.definitions`` (the tools offered), ``agenteval.cases.case.id``,
+  ``gen_ai.tool.definitions`` (the tools offered), ``agenteval.case.id``,
   ``agenteval.repeat``, ``agenteval.run.id`` and, for a conversation or a stateful case,
-  ``agenteval.trials.trial.json`` (JSON text: the trial's ``conversation``, ``state`` and
+  ``agenteval.trial.json`` (JSON text: the trial's ``conversation``, ``state`` and
   ``state_error``, which ``import-traces`` restores; not named ``*metadata``, which
   Phoenix and other OpenInference backends parse and flatten); a failed trial has status ERROR with
   ``"<cause>: <message>"`` and ``error.type = <cause>``;
@@ -72,7 +72,7 @@ class ExportStats:
     spans: int = 0
 
 
-TRIAL_METADATA = "agenteval.trials.trial.json"
+TRIAL_METADATA = "agenteval.trial.json"
 """Root span attribute: the trial metadata the scorers need and spans cannot express."""
 ROUND_TRIP_METADATA = ("conversation", "state", "state_error")
 
@@ -225,7 +225,7 @@ def _trial_spans(
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": agent,
         "agenteval.run.id": run_id,
-        "agenteval.cases.case.id": trial.case_id,
+        "agenteval.case.id": trial.case_id,
         "agenteval.repeat": trial.repeat,
     }
     kept = {k: trial.metadata[k] for k in ROUND_TRIP_METADATA if k in trial.metadata}

@@ -212,10 +212,10 @@ def _by_root(u: Unit) -> list[list[SpanRecord]]:
 
 
 def _exported_metadata(root: SpanRecord) -> dict[str, Any]:
-    """The trial metadata ``export-otel`` put on the root span (``agenteval.trials.trial.json``:
+    """The trial metadata ``export-otel`` put on the root span (``agenteval.trial.json``:
     a conversation's turns, the final database state), restored so the conversation
     scorers see what they saw in the run; anything else in it is ignored."""
-    raw = root.attributes.get("agenteval.trials.trial.json")
+    raw = root.attributes.get("agenteval.trial.json")
     try:
         got = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:
