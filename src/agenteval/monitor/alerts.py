@@ -37,6 +37,7 @@ from typing import Any
 from agenteval._util.say import Say
 from agenteval.errors import InputError
 from agenteval.gate import GateResult, compare_runs
+from agenteval.monitor._post import post_json
 
 __all__ = ["Webhook", "alert_record", "check_window", "window_alpha"]
 
@@ -154,23 +155,15 @@ class Webhook:
                     )
 
     async def _post(self, session: Any, rec: dict[str, Any]) -> bool:
-        import aiohttp
-
-        delay = self.first_delay_s
         body = json.dumps(rec).encode()
-        for attempt in range(self.attempts):
-            try:
-                async with session.post(
-                    self.url, data=body, headers={"Content-Type": "application/json"}
-                ) as resp:
-                    if 200 <= resp.status < 300:
-                        return True
-            except (aiohttp.ClientError, TimeoutError, OSError):
-                pass
-            if attempt + 1 < self.attempts:
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.max_delay_s)
-        return False
+        return await post_json(
+            session,
+            self.url,
+            body,
+            attempts=self.attempts,
+            first_delay_s=self.first_delay_s,
+            max_delay_s=self.max_delay_s,
+        )
 
     async def close(self, wait_s: float = 2.0) -> None:
         """Give queued alerts ``wait_s`` to go out, then stop."""

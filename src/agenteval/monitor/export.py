@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from agenteval._util.say import Say
+from agenteval.monitor._post import post_json
 from agenteval.scoring.score import Score
 
 __all__ = ["BATCH", "EvaluationExport", "evaluation_attributes"]
@@ -131,8 +132,6 @@ class EvaluationExport:
                     )
 
     async def _post(self, session: Any, batch: list[dict[str, Any]]) -> bool:
-        import aiohttp
-
         doc = {
             "resourceLogs": [
                 {
@@ -146,20 +145,14 @@ class EvaluationExport:
             ]
         }
         body = json.dumps(doc).encode()
-        delay = self.first_delay_s
-        for attempt in range(self.attempts):
-            try:
-                async with session.post(
-                    self.url, data=body, headers={"Content-Type": "application/json"}
-                ) as resp:
-                    if 200 <= resp.status < 300:
-                        return True
-            except (aiohttp.ClientError, TimeoutError, OSError):
-                pass
-            if attempt + 1 < self.attempts:
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.max_delay_s)
-        return False
+        return await post_json(
+            session,
+            self.url,
+            body,
+            attempts=self.attempts,
+            first_delay_s=self.first_delay_s,
+            max_delay_s=self.max_delay_s,
+        )
 
     async def close(self, wait_s: float = 2.0) -> None:
         """Give queued events ``wait_s`` to go out, then stop."""
