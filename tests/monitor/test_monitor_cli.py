@@ -70,7 +70,7 @@ def test_a_port_in_use_is_exit_2_before_anything_is_written(
         s.listen()
         port = s.getsockname()[1]
         code, err = _err(capsys, "--listen", f"127.0.0.1:{port}", "--out", str(tmp_path / "m"))
-    assert code == 2 and f"--listen: cannot listen on 127.0.0.1:{port}" in err
+    assert code == 2 and f"field '--listen': cannot listen on 127.0.0.1:{port}" in err
     assert err.count("\n") == 1
     assert not (tmp_path / "m" / ".monitor").exists()
 

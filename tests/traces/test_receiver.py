@@ -215,7 +215,7 @@ def test_port_in_use_is_exit_2_with_one_line(tmp_path: Path, cli: Any) -> None:
         )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        f"agenteval: error: --otlp-receiver: cannot listen on 127.0.0.1:{port}"
+        f"agenteval: error: field '--otlp-receiver': cannot listen on 127.0.0.1:{port}"
         " (Address already in use)"
     ]
     assert not (tmp_path / "runs/r").exists()

@@ -63,6 +63,8 @@ FIELD_FLAGS = {
     "max_drop": "--max-drop",
     "require": "--require",
     "no_new_failures": "--no-new-failures",
+    "listen": "--listen",
+    "otlp_receiver": "--otlp-receiver",
 }
 """The fields the layers below name in an InputError, as the flags that set them (an error
 below the command line names the field; the command line says the flag)."""

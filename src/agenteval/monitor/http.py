@@ -36,7 +36,7 @@ import socket
 from aiohttp import web
 
 from agenteval._util.hosts import HostCheck
-from agenteval._util.net import is_loopback
+from agenteval._util.net import is_loopback, listen
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.monitor.service import Monitor
@@ -60,22 +60,8 @@ _LOGGED = 5
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket (port 0: any free one); InputError naming ``--listen``."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as e:
-        raise InputError(f"--listen: cannot resolve {host!r} ({e})") from None
-    family, _, _, _, addr = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(addr)
-        sock.listen(512)
-    except OSError as e:
-        sock.close()
-        raise InputError(f"--listen: cannot listen on {host}:{port} ({e.strerror or e})") from None
-    sock.setblocking(False)
-    return sock
+    """A listening socket (port 0: any free one); InputError naming the field ``listen``."""
+    return listen(host, port, field="listen", backlog=512)
 
 
 class _OneLine(logging.Handler):

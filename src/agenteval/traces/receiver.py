@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from agenteval._util.hosts import HostCheck
-from agenteval._util.net import is_loopback
+from agenteval._util.net import is_loopback, listen
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.llm.propagation import TraceContext
@@ -164,23 +164,7 @@ class TraceBox:
 
 
 def _bind(host: str, port: int) -> socket.socket:
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as e:
-        raise InputError(f"--otlp-receiver: cannot resolve {host!r} ({e})") from None
-    family, _, _, _, addr = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(addr)
-        sock.listen(128)
-    except OSError as e:
-        sock.close()
-        raise InputError(
-            f"--otlp-receiver: cannot listen on {host}:{port} ({e.strerror or e})"
-        ) from None
-    sock.setblocking(False)
-    return sock
+    return listen(host, port, field="otlp_receiver")
 
 
 def protobuf_available() -> bool:
