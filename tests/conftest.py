@@ -79,9 +79,9 @@ def _own_tmpdir(
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Tests of a module that share a module-scoped fixture (a browser, a Phoenix or Ray
     server, a reference run) go to one worker (``--dist loadgroup``), so the fixture is
-    built once, as in a serial run; every other test is handed out on its own. Marked as
-    each test is collected: xdist reads the marks in its own collection_modifyitems, which
-    ran before a tryfirst one of this conftest's (the group was never applied)."""
+    built once, as in a serial run; every other test is handed out on its own. pytest 9.2
+    stopped xdist from applying these groups (pytest-xdist issue 1386; ``dev`` pins
+    pytest < 9.2); the mark is set as each test is collected."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return
