@@ -73,10 +73,12 @@ def test_a_run_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
 def test_frozen_heap_leaves_a_callers_freeze_alone() -> None:
     gc.freeze()
     try:
+        # frozen objects another thread frees (xdist's own) leave the count: allow a few;
+        # unfreezing the caller's heap would drop it to about nothing
         before = gc.get_freeze_count()
         with frozen_heap():
-            assert gc.get_freeze_count() == before
-        assert gc.get_freeze_count() == before
+            assert before - 1000 < gc.get_freeze_count() <= before
+        assert before - 1000 < gc.get_freeze_count() <= before
     finally:
         gc.unfreeze()
 
