@@ -48,7 +48,9 @@ A **tool span** becomes one call, in span start order:
 - a span that has not ended is a call with error ``"unfinished: ..."``;
 - ``started_at`` and ``duration_s`` come from the span's times.
 
-Attribute values holding JSON text are parsed; other text is kept as text.
+Attribute values holding JSON text are parsed; other text is kept as text. A tool result
+is parsed only when it is a JSON object, array or string: a bare ``true``, ``false``,
+``null`` or number stays the text the model saw, as on every message path.
 
 When the spans hold **no tool span at all** (only model spans are instrumented), the calls
 are read from the model spans' messages instead: every ``tool_call`` part of an output
@@ -193,6 +195,16 @@ class _Own:
         return self.id is not None and self.has_args and isinstance(self.args, dict) and done
 
 
+def _result_value(v: Any) -> Any:
+    """A tool result as the model saw it: JSON text of an object, array or string is parsed
+    (instrumentations serialise the tool's value); a bare ``true``, ``false``, ``null`` or
+    number stays the text, as every message path (transcripts, the proxy, model spans) keeps
+    it, so the text ``"null"`` is never mistaken for no result."""
+    if isinstance(v, str) and v.strip()[:1] not in ("{", "[", '"'):
+        return v
+    return json_value(v)
+
+
 def _own(s: SpanRecord) -> _Own:
     a = s.attributes
     cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
@@ -207,12 +219,12 @@ def _own(s: SpanRecord) -> _Own:
     has_result, result = first(a, _RESULT_KEYS)
     if not has_result:
         has_result, result = from_events(s, _RESULT_KEYS)
-    result = json_value(result)
+    result = _result_value(result)
     msg = tool_message(result) if has_result else None
     flagged = False
     if msg is not None:
         cid = cid or msg.get("tool_call_id")
-        result = json_value(msg["content"])
+        result = _result_value(msg["content"])
         flagged = msg.get("status") == "error"
     if error is None and has_result:
         rule = output_error(result, flagged)
@@ -262,7 +274,7 @@ def _tool_call(s: SpanRecord, o: _Own, seen: ToolCall | None) -> ToolCall:
         id=o.id or (seen.id if seen is not None else None),
         name=_tool_name(s),
         arguments=json_value(args) if has_args else {},
-        result=json_value(result),
+        result=_result_value(result),
         error=error,
         started_at=when(s.start_ns),
         duration_s=dur,
