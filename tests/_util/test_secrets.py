@@ -76,6 +76,24 @@ def test_redact_url_rules() -> None:
     )
 
 
+def test_a_parameter_named_by_a_credential_word_is_secret_one_merely_containing_it_is_not() -> None:
+    from agenteval._util.secrets import is_secret_param, redact_url, url_secrets
+
+    secret = [
+        "api-key", "apiKey", "APIKEY", "X-API-KEY", "access_token", "accesstoken", "%74oken",
+        "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "AWSAccessKeyId",
+        "Ocp-Apim-Subscription-Key", "client_secret", "password", "passwd", "pwd", "pass",
+        "sig", "jwt", "code", "authCode", "auth", "bearer", "PHPSESSID", "sessionId", "key",
+    ]  # fmt: skip
+    plain = ["keyword", "passage", "authors", "codec", "tokenizer", "monkey", "zipcode", "keys"]
+    assert [n for n in secret if not is_secret_param(n)] == []
+    assert [n for n in plain if is_secret_param(n)] == []
+    # an ordinary word in the URL is not a secret to scrub from every message and response
+    url = "https://h/search?keyword=cats&passage=intro&api_key=K123"
+    assert redact_url(url) == "https://h/search?keyword=cats&passage=intro&api_key=[REDACTED]"
+    assert "cats" not in url_secrets(url) and "K123" in url_secrets(url)
+
+
 def test_password_with_unencoded_slash_is_redacted() -> None:
     from agenteval._util.secrets import redact_url, redact_urls, url_secrets
 

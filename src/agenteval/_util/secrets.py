@@ -17,11 +17,20 @@ as a whole (a password holding an unencoded ``/``, ``https://bob:pa/ss@host``, i
 after ``scheme://user:`` anything up to an ``@`` counts, unless the colon is followed by a
 port) — also of a URL nested inside another (``?next=https://u:pw@host``) — and so
 is the value of every query or fragment parameter (``&``- or ``;``-separated) whose name,
-percent-decoded, contains ``key``, ``token``, ``secret``, ``sig``, ``pass``, ``pwd``,
-``auth``, ``cred``, ``session``, ``code``, ``jwt`` or ``bearer`` (any case: ``api-key``,
-``X-Amz-Signature``, ``access_token``, ``%74oken``, ``password``...); fragments carry
-them in OAuth redirects (``#access_token=...``). Scheme, host, port, path, other
-parameters and the rest of the fragment are kept.
+percent-decoded, names a credential (:func:`is_secret_param`): split into words at
+anything not a letter or digit and at lower-to-upper case changes, a word is one of
+``key``, ``token``, ``secret``, ``sig``, ``signature``, ``pass``, ``password``,
+``passwd``, ``passphrase``, ``pwd``, ``auth``, ``authorization``, ``cred``,
+``credential(s)``, ``session``, ``sessionid``, ``sid``, ``code``, ``jwt``, ``bearer``,
+``hmac``, ``otp`` (any case: ``api-key``, ``X-Amz-Signature``, ``access_token``,
+``%74oken``, ``apiKey``...), or ends with ``token``, ``secret``, ``password``,
+``passwd``, ``signature``, ``apikey``, ``accesskey``, ``secretkey``, ``privatekey``,
+``subscriptionkey``, ``sessionid``, ``sessid`` or ``authcode`` (``accesstoken``,
+``PHPSESSID``). A name that merely contains such letters is an ordinary parameter
+(``keyword``, ``passage``, ``authors``, ``codec``, ``tokenizer``): its value is kept, and
+two URLs that differ in it are two endpoints (the replay cache's key tells them apart).
+Fragments carry credentials in OAuth redirects (``#access_token=...``). Scheme, host,
+port, path, other parameters and the rest of the fragment are kept.
 """
 
 from __future__ import annotations
@@ -37,7 +46,18 @@ _MIN_SECRET_LEN = 4
 _SECRET_WORDS = frozenset({"authorization", "apikey", "token", "secret", "password", "passwd"})
 _SECRET_PHRASES = ("api_key", "access_key", "private_key")
 _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
-_SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|pwd|auth|cred|session|code|jwt|bearer", re.I)
+_PARAM_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SECRET_PARAM_WORDS = frozenset(
+    {
+        "key", "token", "secret", "sig", "signature", "pass", "password", "passwd",
+        "passphrase", "pwd", "auth", "authorization", "cred", "credential", "credentials",
+        "session", "sessionid", "sid", "code", "jwt", "bearer", "hmac", "otp",
+    }
+)  # fmt: skip
+_SECRET_PARAM_ENDINGS = (
+    "token", "secret", "password", "passwd", "signature", "apikey", "accesskey", "secretkey",
+    "privatekey", "subscriptionkey", "sessionid", "sessid", "authcode",
+)  # fmt: skip
 _URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)@")
 # A password holding an unencoded "/" (``https://bob:pa/ss@host``): a user name, a colon
@@ -98,7 +118,15 @@ class Redactor:
 def is_secret_param(name: str) -> bool:
     """True when a URL query parameter named ``name`` (percent-decoded) holds a credential
     (module docstring)."""
-    return bool(_SECRET_PARAM.search(name) or _SECRET_PARAM.search(_unquote(name)))
+    return _names_a_credential(name) or _names_a_credential(_unquote(name))
+
+
+def _names_a_credential(name: str) -> bool:
+    for word in _PARAM_WORDS.findall(name):
+        w = word.lower()
+        if w in _SECRET_PARAM_WORDS or w.endswith(_SECRET_PARAM_ENDINGS):
+            return True
+    return False
 
 
 def _split_query(query: str) -> list[tuple[str, str, str]]:
