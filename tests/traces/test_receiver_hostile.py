@@ -147,3 +147,30 @@ def test_a_foreign_host_header_is_a_counted_421_and_routes_nothing() -> None:
     assert evil[0] == 421 and local[0] == 200
     assert len(box.spans) == 1 and r.stats.malformed == 1
     assert "Host 'evil.example' is not this server" in logged[0]
+
+
+_NOT_HTTP = (
+    b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n",
+    b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+)
+
+
+@pytest.mark.parametrize("raw", _NOT_HTTP, ids=["content-length", "chunk-size"])
+def test_bytes_that_are_not_http_are_a_counted_400_in_one_line(raw: bytes, capfd: Any) -> None:
+    logged: list[str] = []
+
+    async def main() -> bytes:
+        r = OtlpReceiver("127.0.0.1", 0, log=logged.append)
+        await r.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", r.port)
+        writer.write(raw)
+        answer = await reader.read(200)
+        writer.close()
+        await r.close()
+        assert r.stats.malformed == 1
+        return answer
+
+    answer = asyncio.run(main())
+    assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400")
+    assert len(logged) == 1 and "HTTP 400: request not read: Invalid character in" in logged[0]
+    assert "Traceback" not in capfd.readouterr().err

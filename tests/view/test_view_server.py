@@ -228,3 +228,24 @@ def test_ctrl_c_stops_it_with_130_and_a_busy_port_is_exit_2(tmp_path: Path) -> N
     v.proc.send_signal(signal.SIGINT)
     assert v.proc.wait(timeout=20) == 130
     assert "Traceback" not in v.proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_bytes_that_are_not_http_get_a_400_and_one_line_not_a_traceback(tmp_path: Path) -> None:
+    import socket
+
+    v = Viewer(tmp_path)
+    port = int(v.url.rsplit(":", 1)[1].strip("/"))
+    for raw in (
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    ):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(raw)
+            assert s.recv(200).split(b" ")[1] == b"400"
+    err = v.stop()
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if "request not read" in ln]
+    assert lines == [
+        "agenteval view: request not read: Invalid character in Content-Length",
+        "agenteval view: request not read: Invalid character in chunk size",
+    ]

@@ -1,9 +1,12 @@
-"""Network addresses: which hosts only this machine can reach."""
+"""Network addresses (which hosts only this machine can reach, listening sockets) and the
+one-line log of requests a local server could not read."""
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
+from collections.abc import Callable
 
 from agenteval.errors import InputError
 
@@ -41,3 +44,36 @@ def listen(host: str, port: int, *, field: str, backlog: int = 128) -> socket.so
         ) from None
     sock.setblocking(False)
     return sock
+
+
+RequestError = Callable[[int, str], object]
+"""Told of a request the server could not read or handle: (HTTP status, one line)."""
+
+
+class _OneLine(logging.Handler):
+    def __init__(self, tell: RequestError) -> None:
+        super().__init__(logging.WARNING)
+        self._tell = tell
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        status = getattr(exc, "code", 500)
+        status = status if isinstance(status, int) and 400 <= status < 600 else 500
+        why = str(getattr(exc, "message", "") or exc or record.getMessage())
+        why = why.strip().splitlines()[0].rstrip(":") if why.strip() else type(exc).__name__
+        why = why.encode("ascii", "backslashreplace").decode()[:200]
+        kind = "request not read" if status < 500 else f"request failed ({type(exc).__name__})"
+        self._tell(status, f"{kind}: {why}")
+
+
+def request_error_log(name: str, tell: RequestError) -> logging.Logger:
+    """A logger for aiohttp's ``AppRunner(logger=...)``: each "Error handling request"
+    record (a malformed request line, a bad ``Content-Length`` or chunk size, bytes that
+    are not HTTP: any client can send them) reaches ``tell`` as one line such as
+    ``request not read: Invalid character in Content-Length``, never as aiohttp's
+    traceback on stderr. The logger is not registered with :mod:`logging` (no global
+    state): records go to ``tell`` only."""
+    log = logging.Logger(name)
+    log.propagate = False
+    log.addHandler(_OneLine(tell))
+    return log

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agenteval.cli._common import say
 from agenteval.errors import EXIT_INTERRUPTED, InputError
 
 
@@ -67,7 +68,14 @@ async def _serve(
     from agenteval.view.app import start
 
     try:
-        runner = await start(root, host, port, poll_s=poll, allow_hosts=allow_hosts)
+        runner = await start(
+            root,
+            host,
+            port,
+            poll_s=poll,
+            allow_hosts=allow_hosts,
+            say=lambda line: say(f"agenteval {line}"),
+        )
     except OSError as e:
         raise InputError(f"cannot listen on {host}:{port} ({e.strerror or e})") from None
     try:

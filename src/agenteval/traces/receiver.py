@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from agenteval._util.hosts import HostCheck
-from agenteval._util.net import is_loopback, listen
+from agenteval._util.net import is_loopback, listen, request_error_log
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.llm.propagation import TraceContext
@@ -234,8 +234,16 @@ class OtlpReceiver:
         # bodies are decompressed by _handle, within max_body (aiohttp's own decoder
         # logs a traceback for an encoding it cannot read); a client trickling a body
         # delays the run's end by 1 s at most
+        # a request that is not HTTP aiohttp can read is counted and told in one line
+        # like any refusal (never aiohttp's traceback on stderr)
+        refused = request_error_log("agenteval.receiver", self._refuse)
         runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, auto_decompress=False, shutdown_timeout=1.0
+            app,
+            access_log=None,
+            handle_signals=False,
+            auto_decompress=False,
+            shutdown_timeout=1.0,
+            logger=refused,
         )
         await runner.setup()
         await web.SockSite(runner, self._sock).start()

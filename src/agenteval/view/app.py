@@ -24,6 +24,8 @@ from typing import Any
 from aiohttp import web
 
 from agenteval._util.hosts import HostCheck
+from agenteval._util.net import request_error_log
+from agenteval._util.say import Say, log_warning
 from agenteval.view import pages
 from agenteval.view.catalog import STEP, Catalog, RunState
 
@@ -238,11 +240,14 @@ async def start(
     *,
     poll_s: float = 2.0,
     allow_hosts: tuple[str, ...] = (),
+    say: Say = log_warning,
 ) -> web.AppRunner:
     """Start serving ``root`` on ``host:port`` (port 0: any free port); returns the runner
-    (its ``addresses`` say where)."""
+    (its ``addresses`` say where). A request that is not HTTP the server can read is
+    answered 400 and told to ``say`` in one line (never a traceback)."""
     app = make_app(root, poll_s=poll_s, host=host, allow_hosts=allow_hosts)
-    runner = web.AppRunner(app, access_log=None)
+    refused = request_error_log("agenteval.view", lambda _status, line: say(f"view: {line}"))
+    runner = web.AppRunner(app, access_log=None, logger=refused)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
