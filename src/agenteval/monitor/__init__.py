@@ -14,7 +14,8 @@ docs/monitor.md is the user's guide.
 
 from __future__ import annotations
 
+from agenteval.monitor.config import MonitorConfig
 from agenteval.monitor.mapping import MapOptions
-from agenteval.monitor.service import Monitor, MonitorConfig
+from agenteval.monitor.service import Monitor
 
 __all__ = ["MapOptions", "Monitor", "MonitorConfig"]
