@@ -155,6 +155,23 @@ class JudgeStage:
             self._spent.append((self._clock(), cost))
         return scores
 
+    def counters(self) -> dict[str, tuple[str, Callable[[], float]]]:
+        """The judge's counters for ``/metrics`` (:mod:`agenteval.monitor.metrics`)."""
+        stats = self.judge.stats
+        return {
+            "judge_calls_total": ("Requests to the judge.", lambda: stats.calls),
+            "judge_cache_hits_total": ("Judge replies from its cache.", lambda: stats.cache_hits),
+            "judge_spend_usd_total": ("What the judge cost (USD).", lambda: self.spend_usd),
+            "judge_budget_skipped_total": (
+                "Trials not judged: the hour's budget was spent.",
+                lambda: self.budget_skipped,
+            ),
+            "judge_sampled_out_total": (
+                "Trials not judged: outside the sample.",
+                lambda: self.sampled_out,
+            ),
+        }
+
     async def close(self) -> None:
         if self._started:
             await self.judge.close()

@@ -115,6 +115,7 @@ class Monitor:
             else None
         )
         self.staging = Staging(config.mapping, say, judge=judge, conversations=self.conversations)
+        self.staging.register(self.metrics)
         self.held_spans = 0
         """Spans held by conversations and by trials waiting for the judge (each tick)."""
         self.inflight_spans = 0

@@ -20,6 +20,7 @@ from agenteval.errors import InputError
 from agenteval.monitor.conversations import Conversations, Held
 from agenteval.monitor.judging import JudgeStage
 from agenteval.monitor.mapping import MapOptions, trace_conversation, trace_trials
+from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import PendingTrace
 from agenteval.monitor.windows import window_start
 from agenteval.monitor.writing import Item
@@ -46,6 +47,19 @@ class Staging:
         self.conversations = conversations
         self.judging: list[tuple[Item, asyncio.Task[None]]] = []
         """Items whose trials the judge is grading, with the task doing it."""
+
+    def register(self, metrics: Metrics) -> None:
+        """Add the judge's and the conversations' counters to ``metrics``."""
+        if self.judge is not None:
+            metrics.counters.update(self.judge.counters())
+            metrics.gauges["judging_traces"] = lambda: sum(len(i.traces) for i, _ in self.judging)
+        convs = self.conversations
+        if convs is not None:
+            metrics.gauges["conversations_held"] = lambda: len(convs.held)
+            metrics.counters["conversations_split_total"] = (
+                "Traces of a conversation already written.",
+                lambda: convs.split,
+            )
 
     def held_spans(self) -> int:
         """Spans held by conversations and by trials waiting for the judge."""
