@@ -43,8 +43,10 @@ class MonitorConfig:
         """How long done trace ids are remembered: at least 10 minutes, and past the life
         of any log segment that may hold their spans (so a replay after a restart never
         mistakes a scored trace for a new one; the windows' own record is the second
-        guard)."""
-        return max(600.0, 2 * (self.max_wait_s + self.segment_s + self.idle_s))
+        guard); with ``--group conversation``, past the longest a conversation is held
+        too."""
+        held = self.conversation_max_wait_s if self.mapping.group == "conversation" else 0.0
+        return max(600.0, 2 * (self.max_wait_s + held + self.segment_s + self.idle_s))
 
     @property
     def close_delay_s(self) -> float:
