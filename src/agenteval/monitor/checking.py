@@ -108,7 +108,7 @@ class Checker:
         rec = None
         if result is not None and result.blocked:
             rec = alerts.alert_record(name, run_dir, result, self.alpha, self.alpha_per_day)
-            rec["reference"] = what
+            rec["reference"], rec["reference_dir"] = what, str(ref)
             append_lines(self.out / "alerts.jsonl", [json.dumps(rec)])
         self.journal.add_checked(name)
         return rec
