@@ -120,3 +120,21 @@ def test_a_conversation_held_when_the_monitor_stops_is_written_after_the_restart
         wait_for(lambda: len(all_trials(out)) == 1, what="the conversation after the restart")
     (trial,) = all_trials(out)
     assert trial["metadata"]["invocations"] == 2 and trial["output"] == "Still 42"
+
+
+def test_a_window_stays_open_while_a_conversation_begun_in_it_is_held(tmp_path: Path) -> None:
+    """Traffic of an hour ago: the lone trace's trial opens the window, whose close delay
+    (0.7 s) is shorter than the conversation's idle time (1 s); the window closes once,
+    after the conversation is written, holding both trials."""
+    hour_ago = (int(time.time()) // 3600 - 1) * 3600 + 60
+    at = hour_ago * 1000 - T0 // 1_000_000  # ms offsets from T0 that land an hour ago
+    turns = [_turn(30, "one", at, **CONV), _turn(31, "two", at + 10, **CONV), _turn(32, "x", at)]
+    out = tmp_path / "mon"
+    cfg = _config(out, idle=1.0)
+    with served(cfg) as m:
+        assert post(m.endpoint + "/v1/traces", otlp_json([s for t in turns for s in t]))[0] == 200
+        wait_for(lambda: m.monitor.metrics.windows_closed == 1, what="the window closed")
+        time.sleep(0.3)
+        assert m.monitor.metrics.windows_closed == 1
+    (window,) = [d for d in out.iterdir() if not d.name.startswith(".")]
+    assert json.loads((window / "run.json").read_text())["summary"]["trials"] == 2

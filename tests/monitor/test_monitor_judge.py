@@ -256,3 +256,39 @@ def test_judge_options_that_cannot_work_are_refused_before_anything_starts(
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_a_window_waits_for_its_trials_being_judged_and_a_slow_judge_pushes_back(
+    tmp_path: Path,
+) -> None:
+    """Trace ``out_id`` is outside the sample (written at once, opening its window), trace
+    ``in_id`` inside it (its judge takes 1.5 s, longer than the window's close delay): the
+    window closes once, after both are written. Meanwhile the spans waiting for the judge
+    count against --max-pending-spans: the next request is answered 429."""
+    ids = range(1, 100)
+    out_id = next(i for i in ids if sample_point(f"{i:032x}") >= 0.5)
+    in_id = next(i for i in ids if sample_point(f"{i:032x}") < 0.5)
+    hour_ago = (int(time.time()) // 3600 - 1) * 3600 + 60.0  # a window long closed
+    out = tmp_path / "mon"
+    cfg = MonitorConfig(
+        out=out, idle_s=0.1, max_wait_s=0.3, tick_s=0.05, max_pending_spans=3
+    )  # close delay 0.5 s
+    with FakeJudge(RULES, delay_s=1.5) as srv:
+        config = JudgeConfig(
+            endpoint=srv.base_url, model="jm", rubrics=[load_rubric("groundedness")]
+        )
+        with served(cfg, judge=JudgeStage(Judge(config), sample=0.5)) as m:
+            at = int(hour_ago * 1e9)
+            spans = agent_trace(out_id, RIGHT, start_ns=at) + agent_trace(in_id, RIGHT, start_ns=at)
+            assert post(m.endpoint + "/v1/traces", otlp_json(spans))[0] == 200  # one request
+            wait_for(lambda: srv.calls == 1, what="the judge asked")
+            status, headers, _ = post(m.endpoint + "/v1/traces", otlp_json(agent_trace(500)))
+            assert (status, headers.get("Retry-After")) == (429, "1")
+            wait_for(lambda: m.monitor.metrics.windows_closed == 1, what="the window closed")
+            time.sleep(0.3)
+            assert m.monitor.metrics.windows_closed == 1  # closed once: not reopened
+    (window,) = [d for d in out.iterdir() if not d.name.startswith(".")]
+    head = json.loads((window / "run.json").read_text())
+    assert head["summary"]["trials"] == 2
+    statuses = {i: t["scores"]["judge_groundedness"]["status"] for i, t in _by_trace(out).items()}
+    assert statuses == {out_id: "not_applicable", in_id: "passed"}

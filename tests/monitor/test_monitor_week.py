@@ -65,6 +65,8 @@ def test_a_window_is_gated_against_the_same_window_a_week_earlier(tmp_path: Path
     tf = next(s for s in alert["scorers"] if s["scorer"] == "tool_faithfulness")  # type: ignore[attr-defined]
     assert (tf["baseline"], tf["window"]) == (1.0, 0.0)
     assert alert["alpha_window"] == pytest.approx(0.05 / 24)  # the level of any window
+    checked = (out / ".monitor" / "checked.log").read_text().split()
+    assert checked == [window_name(EARLIER, 3600), window_name(TARGET, 3600)]  # once each
     # the earlier window had no week before it and no --baseline: said once, not gated
     none = [x for x in said if "not gated" in x]
     assert none == [

@@ -18,7 +18,9 @@ the same DIR, it replays the log: every acknowledged span is scored exactly once
 
 Prints ``listening on http://HOST:PORT`` once it answers (--listen 127.0.0.1:0 picks a
 free port); stops on Ctrl-C or SIGTERM (exit 0). Exit 2: unusable arguments, a port that
-cannot be bound, DIR used by another monitor; exit 5: DIR cannot be written.
+cannot be bound, DIR used by another monitor, a --judge-* option without --rubric, a
+--judge-max-usd-per-hour for a model the price table does not price; exit 5: DIR cannot
+be written.
 See docs/monitor.md.
 """
 
