@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from monitor_harness import agent_trace, all_trials, get, otlp_json, post, served, wait_for
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -26,6 +29,7 @@ from _judge_fake import FakeJudge, Reply
 
 from agenteval.cli import main
 from agenteval.judge import Judge, JudgeConfig, load_rubric
+from agenteval.llm.http import RetryPolicy
 from agenteval.llm.pricing import PriceTable
 from agenteval.monitor import MonitorConfig
 from agenteval.monitor.judging import JudgeStage, sample_point
@@ -292,3 +296,44 @@ def test_a_window_waits_for_its_trials_being_judged_and_a_slow_judge_pushes_back
     assert head["summary"]["trials"] == 2
     statuses = {i: t["scores"]["judge_groundedness"]["status"] for i, t in _by_trace(out).items()}
     assert statuses == {out_id: "not_applicable", in_id: "passed"}
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    ids=st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=20),
+    low=st.floats(0.01, 1.0),
+    high=st.floats(0.01, 1.0),
+)
+def test_the_sample_depends_on_the_id_only_and_a_larger_rate_takes_a_superset(
+    ids: list[str], low: float, high: float
+) -> None:
+    low, high = min(low, high), max(low, high)
+    for key in ids:
+        assert 0.0 <= sample_point(key) < 1.0
+        assert sample_point(key) == sample_point(str(key))
+    taken_low = {k for k in ids if sample_point(k) < low}
+    taken_high = {k for k in ids if sample_point(k) < high}
+    assert taken_low <= taken_high
+
+
+def test_a_judge_that_cannot_be_reached_gives_inconclusive_scores_never_a_fail(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "mon"
+    cfg = MonitorConfig(out=out, idle_s=0.1, max_wait_s=0.5, tick_s=0.05)
+    config = JudgeConfig(
+        endpoint=f"http://127.0.0.1:{port}/v1",
+        model="jm",
+        rubrics=[load_rubric("groundedness")],
+        policy=RetryPolicy(max_retries=0),
+    )
+    with served(cfg, judge=JudgeStage(Judge(config))) as m:
+        _send(m.endpoint, {1: WRONG, 2: RIGHT})
+        wait_for(lambda: len(all_trials(out)) == 2, what="2 trials")
+    for t in all_trials(out):
+        score = t["scores"]["judge_groundedness"]
+        assert score["status"] == "inconclusive" and score["reason"].startswith("inconclusive:")
+        assert t["scores"]["tool_faithfulness"]["status"] in ("passed", "failed")

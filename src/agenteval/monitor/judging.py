@@ -121,12 +121,20 @@ class JudgeStage:
             for r in self.judge.config.rubrics
         }
 
+    def outside_sample(self, trial: Trial) -> dict[str, Score] | None:
+        """The not-judged scores of a trial outside the sample (counted); None when it is
+        in the sample."""
+        if self.sampled(trial):
+            return None
+        self.sampled_out += 1
+        pct = f"{self.sample * 100:g}%"
+        return self._not_judged(f"outside the {pct} sample (--judge-sample {self.sample:g})")
+
     async def score(self, case: Case, trial: Trial) -> dict[str, Score]:
         """Each rubric's score for the trial: judged, or not applicable saying why."""
-        if not self.sampled(trial):
-            self.sampled_out += 1
-            pct = f"{self.sample * 100:g}%"
-            return self._not_judged(f"outside the {pct} sample (--judge-sample {self.sample:g})")
+        left_out = self.outside_sample(trial)
+        if left_out is not None:
+            return left_out
         if not self._started:
             await self.judge.start()
             self._started = True

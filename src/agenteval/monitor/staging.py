@@ -129,6 +129,10 @@ class Staging:
             if not item.made:
                 ready.append(item)
                 continue
+            if not any(judge.sampled(m.trial) for m in item.made):  # written at once
+                item.judged = [judge.outside_sample(m.trial) or {} for m in item.made]
+                ready.append(item)
+                continue
 
             async def grade(item: Item = item, judge: JudgeStage = judge) -> None:
                 got = await asyncio.gather(*(judge.score(m.case, m.trial) for m in item.made))
