@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
 
 from agenteval.cli import main
@@ -138,3 +139,17 @@ def test_a_window_stays_open_while_a_conversation_begun_in_it_is_held(tmp_path: 
         assert m.monitor.metrics.windows_closed == 1
     (window,) = [d for d in out.iterdir() if not d.name.startswith(".")]
     assert json.loads((window / "run.json").read_text())["summary"]["trials"] == 2
+
+
+def test_conversation_waits_that_cannot_work_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "mon"
+    args = ["monitor", "--out", str(out), "--group", "conversation"]
+    assert main([*args, "--conversation-idle", "10m", "--conversation-max-wait", "5m"]) == 2
+    assert "--conversation-max-wait (5m) must be at least --conversation-idle (10m)" in (
+        capsys.readouterr().err
+    )
+    assert main([*args, "--conversation-idle", "never"]) == 2
+    assert "--conversation-idle must be a positive duration" in capsys.readouterr().err
+    assert not out.exists()

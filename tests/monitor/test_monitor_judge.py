@@ -33,6 +33,7 @@ from agenteval.llm.http import RetryPolicy
 from agenteval.llm.pricing import PriceTable
 from agenteval.monitor import MonitorConfig
 from agenteval.monitor.judging import JudgeStage, sample_point
+from agenteval.trials.trial import Trial
 
 RIGHT, WRONG = "The answer is 42", "The answer is 7"
 RULES: dict[str, Reply | list[Reply]] = {
@@ -337,3 +338,19 @@ def test_a_judge_that_cannot_be_reached_gives_inconclusive_scores_never_a_fail(
         score = t["scores"]["judge_groundedness"]
         assert score["status"] == "inconclusive" and score["reason"].startswith("inconclusive:")
         assert t["scores"]["tool_faithfulness"]["status"] in ("passed", "failed")
+
+
+def test_a_conversation_is_in_or_out_of_the_sample_as_a_whole() -> None:
+    config = JudgeConfig(
+        endpoint="http://127.0.0.1:9/v1", model="jm", rubrics=[load_rubric("groundedness")]
+    )
+    stage = JudgeStage(Judge(config), sample=0.5)
+    convs = [f"conv-{i}" for i in range(40)]
+    picked = {c for c in convs if sample_point(c) < 0.5}
+    assert 0 < len(picked) < len(convs)
+    for c in convs:
+        trials = [
+            Trial(case_id="c", metadata={"trace_id": f"{t:032x}", "conversation": c})
+            for t in range(5)
+        ]
+        assert {stage.sampled(t) for t in trials} == {c in picked}
