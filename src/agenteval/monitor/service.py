@@ -93,27 +93,24 @@ class Monitor:
         self.tracker = Tracker(
             idle_s=config.idle_s, max_wait_s=config.max_wait_s, horizon_s=config.horizon_s
         )
-        settings = dict(config.settings)
-        if judge is not None:
-            settings["judge"] = judge.describe()
+        judged = {"judge": judge.describe()} if judge is not None else {}
         self.store = WindowSet(
             config.out,
             config.window_s,
             scorers,
             mapping=config.mapping,
-            settings=settings,
+            settings={**config.settings, **judged},
             max_open=config.max_open_windows,
             extra_specs=judge.specs if judge is not None else None,
         )
-        self.conversations = (
-            Conversations(
-                idle_s=config.conversation_idle_s,
-                max_wait_s=config.conversation_max_wait_s,
-                horizon_s=config.horizon_s,
+        self.conversations = None
+        if config.mapping.group == "conversation":
+            c = config
+            self.conversations = Conversations(
+                idle_s=c.conversation_idle_s,
+                max_wait_s=c.conversation_max_wait_s,
+                horizon_s=c.horizon_s,
             )
-            if config.mapping.group == "conversation"
-            else None
-        )
         self.staging = Staging(config.mapping, say, judge=judge, conversations=self.conversations)
         self.staging.register(self.metrics)
         self.held_spans = 0
@@ -278,7 +275,11 @@ class Monitor:
             ready: list[Item] = []
             if due or convs:
                 st = self.staging
-                items, held, notes = await loop.run_in_executor(self._pool, st.map, due, convs)
+                try:
+                    items, held, notes = await loop.run_in_executor(self._pool, st.map, due, convs)
+                except Exception:  # a bug: nothing is lost, the traces wait in flight
+                    self.tracker.restore([*due, *(t for h in convs for t in h.traces)], now)
+                    raise
                 for note in notes[:5]:
                     self._say(f"agenteval monitor: {note}")
                 st.hold(held, now)
