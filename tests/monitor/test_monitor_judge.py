@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -354,3 +355,21 @@ def test_a_conversation_is_in_or_out_of_the_sample_as_a_whole() -> None:
             for t in range(5)
         ]
         assert {stage.sampled(t) for t in trials} == {c in picked}
+
+
+def test_the_pages_judge_example_is_accepted_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/monitor.md's judge command line parses and builds the judge it describes."""
+    from agenteval.cli import build_parser
+    from agenteval.cli.monitor import _judge
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "monitor.md").read_text()
+    block = page.split("<!-- judge example")[1].split("```bash\n")[1].split("```")[0]
+    argv = shlex.split(block.replace("\\\n", " "))
+    assert argv[:2] == ["agenteval", "monitor"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    args = build_parser().parse_args([*argv[1:], "--judge-cache", str(tmp_path / "cache")])
+    stage = _judge(args)
+    assert (stage.sample, stage.max_usd_per_hour) == (0.1, 0.5)
+    assert stage.priced and stage.names == ["judge_groundedness"]
