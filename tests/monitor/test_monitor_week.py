@@ -87,10 +87,14 @@ def _baseline(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     ("earlier", "week_earlier"),
-    [("absent", True), ("present, but --no-baseline-week-earlier", False)],
+    [
+        ("absent", True),
+        ("present, but --no-baseline-week-earlier", False),
+        ("present, --baseline given without --baseline-week-earlier", None),
+    ],
 )
 def test_without_a_week_earlier_window_the_baseline_is_used(
-    tmp_path: Path, earlier: str, week_earlier: bool
+    tmp_path: Path, earlier: str, week_earlier: bool | None
 ) -> None:
     out = tmp_path / "mon"
     base = _baseline(tmp_path)
@@ -139,3 +143,24 @@ def test_a_window_length_that_does_not_divide_a_week_has_no_week_earlier_window(
     (tmp_path / window_name(TARGET - WEEK, 3600)).mkdir()
     ref, why = hourly.reference(tmp_path, TARGET)
     assert ref is None and why.startswith("no closed window a week earlier")
+
+
+def test_by_simulation_the_week_earlier_reference_keeps_false_alarms_under_the_bound() -> None:
+    """bench/monitor_alerts.py's simulation with each window gated against a reference of
+    its own (last week's window, as many cases as itself), at sizes where alarms are
+    frequent enough to count (alpha_per_day 0.5, 6 windows a day): under the bound, and
+    far under the uncorrected rate. docs/monitor.md has the bench's numbers."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "monitor_alerts.py"
+    spec = importlib.util.spec_from_file_location("monitor_alerts_week", path)
+    assert spec is not None and spec.loader is not None
+    sim = importlib.util.module_from_spec(spec)
+    sys.modules["monitor_alerts_week"] = sim
+    spec.loader.exec_module(sim)
+    sizes = dict(days=20, windows_per_day=6, window_cases=100, alpha_per_day=0.5, detect_runs=0)
+    week = sim.simulate(**sizes, seed=7, week_earlier=True)
+    raw = sim.simulate(**sizes, seed=7, week_earlier=True, corrected=False)
+    per_day = sum(week.alarms_per_day) / len(week.alarms_per_day)
+    assert per_day <= 0.5 < sum(raw.alarms_per_day) / len(raw.alarms_per_day)

@@ -109,9 +109,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--baseline-week-earlier",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="gate each closed window against DIR's window a week earlier when it exists"
-        " and is closed (default: on)",
+        " and is closed, before --baseline (default: on when no --baseline is given)",
     )
     p.add_argument(
         "--alpha-per-day",

@@ -4,8 +4,10 @@ Each window, once closed, is gated (:mod:`agenteval.monitor.alerts`) against
 
 1. **the same window a week earlier**, ``DIR/<window start - 7 days>``, when that window
    exists, is closed (its summary stored) and holds trials: the same hour of the same
-   weekday, so daily and weekly cycles of the traffic do not look like a change. On by
-   default; ``--no-baseline-week-earlier`` turns it off. A window length that does not
+   weekday, so daily and weekly cycles of the traffic do not look like a change. On when
+   no ``--baseline`` is given, else only with ``--baseline-week-earlier`` (a window of
+   last week holds fewer cases than a baseline run usually does: it detects a drop more
+   slowly); ``--no-baseline-week-earlier`` turns it off. A window length that does not
    divide 7 days (``--window 2d``) has no such window;
 2. otherwise ``--baseline RUN`` when given;
 3. otherwise nothing: the window is not gated, and the log says so once (the first
@@ -46,7 +48,7 @@ class Checker:
         say: Say,
         *,
         baseline: Path | None,
-        week_earlier: bool,
+        week_earlier: bool | None,
         alpha_per_day: float,
     ) -> None:
         self.out = out
@@ -54,7 +56,8 @@ class Checker:
         self.journal = journal
         self._say = say
         self.baseline = baseline
-        self.week_earlier = week_earlier and WEEK_S % window_s == 0
+        wanted = week_earlier if week_earlier is not None else baseline is None
+        self.week_earlier = wanted and WEEK_S % window_s == 0
         self.alpha_per_day = alpha_per_day
         self.alpha = alerts.window_alpha(alpha_per_day, window_s)
         self._said_none = False

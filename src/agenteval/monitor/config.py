@@ -30,9 +30,9 @@ class MonitorConfig:
     the least recently written is set aside unfinished (:attr:`Monitor.parked`)."""
     mapping: MapOptions = field(default_factory=MapOptions)
     baseline: Path | None = None
-    week_earlier: bool = True
+    week_earlier: bool | None = None
     """Gate each window against the same window a week earlier when it is there
-    (:mod:`agenteval.monitor.checking`)."""
+    (:mod:`agenteval.monitor.checking`); None: when no ``baseline`` is given."""
     alpha_per_day: float = 0.05
     conversation_idle_s: float = 300.0
     conversation_max_wait_s: float = 1800.0
