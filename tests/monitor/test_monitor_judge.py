@@ -108,6 +108,11 @@ def test_a_wrong_answer_gets_a_failing_judge_score_and_the_window_says_who_judge
         try:
             _send(endpoint, traffic)
             wait_for(lambda: len(all_trials(out)) == 9, what="9 trials")
+            # counted once the scoring thread hands its batch back, just after the lines
+            wait_for(
+                lambda: _metrics(endpoint).get("agenteval_monitor_trials_total") == 9,
+                what="9 trials counted",
+            )
             m = _metrics(endpoint)
         finally:
             _stop(p)

@@ -77,6 +77,7 @@ class JudgeStage:
         self._hour_usd = 0.0
         self._sem = asyncio.Semaphore(judge.config.concurrency)
         self._started = False
+        self._start_lock = asyncio.Lock()
         self.spend_usd = 0.0
         """What the judge cost since the process started (USD; 0 for unpriced models)."""
         self.priced = self.prices.lookup(judge.config.model) is not None
@@ -135,9 +136,10 @@ class JudgeStage:
         left_out = self.outside_sample(trial)
         if left_out is not None:
             return left_out
-        if not self._started:
-            await self.judge.start()
-            self._started = True
+        async with self._start_lock:  # one HTTP session, however many trials ask at once
+            if not self._started:
+                await self.judge.start()
+                self._started = True
         async with self._sem:
             budget = self.max_usd_per_hour
             if budget is not None:
