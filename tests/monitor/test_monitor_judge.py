@@ -378,3 +378,25 @@ def test_the_pages_judge_example_is_accepted_as_written(
     stage = _judge(args)
     assert (stage.sample, stage.max_usd_per_hour) == (0.1, 0.5)
     assert stage.priced and stage.names == ["judge_groundedness"]
+
+
+def test_a_trace_being_judged_when_the_monitor_stops_is_judged_and_written_once_after(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "mon"
+    cfg = MonitorConfig(out=out, idle_s=0.1, max_wait_s=0.5, tick_s=0.05)
+
+    def stage(srv: FakeJudge) -> JudgeStage:
+        rubrics = [load_rubric("groundedness")]
+        return JudgeStage(Judge(JudgeConfig(endpoint=srv.base_url, model="jm", rubrics=rubrics)))
+
+    with FakeJudge(RULES, delay_s=1.5) as slow:  # answers after the monitor stopped
+        with served(cfg, judge=stage(slow)) as m:
+            _send(m.endpoint, {1: WRONG})
+            wait_for(lambda: slow.calls == 1, what="the judge asked")
+        assert all_trials(out) == []  # stopped while judging: nothing written, still logged
+    with FakeJudge(RULES) as fast, served(cfg, judge=stage(fast)):
+        wait_for(lambda: len(all_trials(out)) == 1, what="the trial after the restart")
+        time.sleep(0.3)
+    (trial,) = all_trials(out)
+    assert trial["scores"]["judge_groundedness"]["status"] == "failed"
