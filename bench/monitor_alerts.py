@@ -16,6 +16,9 @@ at the per-window level ``alpha_per_day / windows_per_day``
 - **unchanged traffic, one baseline for every day**: the same mean, but clustered (a
   baseline that sits high makes every day's windows look low): the share of baselines
   with any alarm.
+- **unchanged traffic, each window against the same window a week earlier** (what the
+  monitor does by default once a week of windows exists): every window has a reference
+  of its own, ``--window-cases`` cases like itself.
 - **a 10-point drop** of one scorer from the first window: windows until the first alert
   (median, 90th percentile; "never" when not within two days).
 
@@ -100,9 +103,11 @@ def simulate(
     draw: Draw = simple,
     corrected: bool = True,
     fixed_baseline: bool = False,
+    week_earlier: bool = False,
 ) -> Result:
     """Unchanged days and drop runs (module docstring); ``corrected=False`` tests every
-    window at ``alpha_per_day``."""
+    window at ``alpha_per_day``; ``week_earlier`` gives each window a reference of its own
+    of ``window_cases`` cases (last week's window, unchanged traffic)."""
     rng = random.Random(seed)
     window_s = 86400 // windows_per_day
     alpha = window_alpha(alpha_per_day, window_s) if corrected else alpha_per_day
@@ -112,14 +117,22 @@ def simulate(
         if not fixed_baseline:
             base = draw(rng, base_cases, 0.0)
         alarms.append(
-            sum(_blocked(base, draw(rng, window_cases, 0.0), alpha) for _ in range(windows_per_day))
+            sum(
+                _blocked(
+                    draw(rng, window_cases, 0.0) if week_earlier else base,
+                    draw(rng, window_cases, 0.0),
+                    alpha,
+                )
+                for _ in range(windows_per_day)
+            )
         )
     delays: list[int | None] = []
     for _ in range(detect_runs):
         base = draw(rng, base_cases, 0.0)
         found = None
         for w in range(2 * windows_per_day):
-            if _blocked(base, draw(rng, window_cases, drop), alpha):
+            ref = draw(rng, window_cases, 0.0) if week_earlier else base
+            if _blocked(ref, draw(rng, window_cases, drop), alpha):
                 found = w + 1
                 break
         delays.append(found)
@@ -168,6 +181,7 @@ def main() -> None:
     for label, kw in (
         ("corrected, fresh baseline daily", {}),
         ("corrected, one baseline for all days", {"fixed_baseline": True}),
+        ("corrected, the window a week earlier", {"week_earlier": True}),
         ("uncorrected (alpha per window)", {"corrected": False}),
     ):
         t0 = time.perf_counter()

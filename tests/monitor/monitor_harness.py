@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.monitor import Monitor, MonitorConfig
+from agenteval.monitor.judging import JudgeStage
 from agenteval.monitor.serve import serve
 from agenteval.scorers.config import ScorerConfig, build_scorers
 
@@ -32,12 +33,16 @@ class Served:
 
 @contextlib.contextmanager
 def served(
-    config: MonitorConfig, *, webhook: str | None = None, export_otlp: str | None = None
+    config: MonitorConfig,
+    *,
+    webhook: str | None = None,
+    export_otlp: str | None = None,
+    judge: JudgeStage | None = None,
 ) -> Iterator[Served]:
     """Run ``serve`` on its own event loop in a thread until the block ends."""
     scorers = build_scorers(ScorerConfig())
     holder: list[Served] = []
-    monitor = Monitor(config, scorers, lambda line: holder[0].said.append(line))
+    monitor = Monitor(config, scorers, lambda line: holder[0].said.append(line), judge=judge)
     s = Served(monitor)
     holder.append(s)
     loop = asyncio.new_event_loop()

@@ -6,15 +6,21 @@ zstd) for an exporter or the OpenTelemetry Collector to send to. Each request is
 ended and nothing arrived for --idle seconds, or --max-wait seconds after its first span),
 is mapped to cases and trials as import-traces maps a file, scored by every deterministic
 scorer, and appended to its window: an ordinary run directory under DIR (DIR/2026-12-02T01
-for --window 1h), which report, view, gate and rescore read. With --baseline RUN, each
-closed window is gated against RUN (unpaired) at alpha-per-day / windows-per-day; an alert
-is a line on stderr, a JSON line in DIR/alerts.jsonl and an optional webhook POST.
+for --window 1h), which report, view, gate and rescore read. With --rubric, a sample of
+the trials (--judge-sample RATE, by trace id) is also graded by the LLM judge, within
+--judge-max-usd-per-hour. With --group conversation the traces of one conversation make
+one trial once the conversation is done (--conversation-idle, --conversation-max-wait).
+Each closed window is gated (unpaired) against the same window a week earlier when it is
+there, else against --baseline RUN, at alpha-per-day / windows-per-day; an alert is a
+line on stderr, a JSON line in DIR/alerts.jsonl and an optional webhook POST.
 GET /metrics serves Prometheus counters. Killed (even with SIGKILL) and started again on
 the same DIR, it replays the log: every acknowledged span is scored exactly once.
 
 Prints ``listening on http://HOST:PORT`` once it answers (--listen 127.0.0.1:0 picks a
 free port); stops on Ctrl-C or SIGTERM (exit 0). Exit 2: unusable arguments, a port that
-cannot be bound, DIR used by another monitor; exit 5: DIR cannot be written.
+cannot be bound, DIR used by another monitor, a --judge-* option without --rubric, a
+--judge-max-usd-per-hour for a model the price table does not price; exit 5: DIR cannot
+be written.
 See docs/monitor.md.
 """
 
@@ -30,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agenteval.cli._common import add_scorer_args, build_scorers, say
+from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.errors import EXIT_OK, InputError, cannot_write
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -64,6 +71,26 @@ def register(sub: Any) -> None:
         metavar="DURATION",
         help="a trace is done at the latest this long after its first span (5m)",
     )
+    p.add_argument(
+        "--group",
+        choices=("invocation", "conversation"),
+        default="invocation",
+        help="one trial per agent invocation (default), or per conversation"
+        " (gen_ai.conversation.id, session.id) once it is done",
+    )
+    p.add_argument(
+        "--conversation-idle",
+        default="5m",
+        metavar="DURATION",
+        help="with --group conversation: a conversation is done when no trace of it was"
+        " done for this long (5m)",
+    )
+    p.add_argument(
+        "--conversation-max-wait",
+        default="30m",
+        metavar="DURATION",
+        help="... or at the latest this long after its first trace was done (30m)",
+    )
     p.add_argument("--case-id-attr", metavar="ATTR", help="as import-traces")
     p.add_argument(
         "--where",
@@ -74,7 +101,18 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--dataset", metavar="FILE", help="join traces to this dataset's cases")
     p.add_argument("--join-attr", metavar="ATTR", help="span attribute holding the case id")
-    p.add_argument("--baseline", metavar="RUN", help="gate each closed window against RUN")
+    p.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="gate each closed window against RUN (when no window a week earlier is there)",
+    )
+    p.add_argument(
+        "--baseline-week-earlier",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="gate each closed window against DIR's window a week earlier when it exists"
+        " and is closed, before --baseline (default: on when no --baseline is given)",
+    )
     p.add_argument(
         "--alpha-per-day",
         type=float,
@@ -109,6 +147,22 @@ def register(sub: Any) -> None:
         help="also answer requests whose Host header is NAME",
     )
     add_scorer_args(p)
+    add_judge_args(p)
+    g = p.add_argument_group("the judge in the monitor")
+    g.add_argument(
+        "--judge-sample",
+        type=float,
+        default=1.0,
+        metavar="RATE",
+        help="judge this share of the traces, chosen by trace id (0 < RATE <= 1; default 1)",
+    )
+    g.add_argument(
+        "--judge-max-usd-per-hour",
+        type=float,
+        metavar="USD",
+        help="stop judging while the judge's cost over the last hour is this much",
+    )
+    g.add_argument("--prices", metavar="FILE", help="price table (YAML/JSON) per 1M tokens")
     p.set_defaults(func=run)
 
 
@@ -186,6 +240,13 @@ def _config(args: argparse.Namespace) -> Any:
     _url(args.export_otlp, "--export-otlp")
     if (args.dataset is None) != (args.join_attr is None):
         raise InputError("--dataset and --join-attr go together")
+    conv_idle = duration(args.conversation_idle, "--conversation-idle")
+    conv_wait = duration(args.conversation_max_wait, "--conversation-max-wait")
+    if conv_wait < conv_idle:
+        raise InputError(
+            f"--conversation-max-wait ({args.conversation_max_wait}) must be at least"
+            f" --conversation-idle ({args.conversation_idle})"
+        )
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("is not a directory", file=out)
@@ -206,6 +267,7 @@ def _config(args: argparse.Namespace) -> Any:
         where=tuple(_where(args.where)),
         dataset=dataset,
         join_attr=args.join_attr,
+        group=args.group,
     )
     settings = {
         "window_s": int(window),
@@ -214,7 +276,11 @@ def _config(args: argparse.Namespace) -> Any:
         "case_id_attr": args.case_id_attr,
         "where": list(args.where),
         "join_attr": args.join_attr,
+        "group": args.group,
+        "baseline_week_earlier": args.baseline_week_earlier,
     }
+    if args.group == "conversation":
+        settings.update(conversation_idle_s=conv_idle, conversation_max_wait_s=conv_wait)
     return MonitorConfig(
         out=out,
         window_s=int(window),
@@ -224,8 +290,46 @@ def _config(args: argparse.Namespace) -> Any:
         max_wal_bytes=size(args.max_wal_bytes, "--max-wal-bytes"),
         mapping=mapping,
         baseline=baseline,
+        week_earlier=args.baseline_week_earlier,
         alpha_per_day=args.alpha_per_day,
+        conversation_idle_s=conv_idle,
+        conversation_max_wait_s=conv_wait,
         settings=settings,
+    )
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    """The judge stage the options ask for (None without --rubric); refused before
+    anything starts: a budget needs the judge model's price."""
+    if not args.rubric:
+        for flag, given in (
+            ("--judge-endpoint", args.judge_endpoint),
+            ("--judge-max-usd-per-hour", args.judge_max_usd_per_hour is not None),
+            ("--judge-sample", args.judge_sample != 1.0),
+        ):
+            if given:
+                raise InputError(f"{flag} without --rubric: no judge would run; add --rubric NAME")
+        return None
+    if not 0.0 < args.judge_sample <= 1.0:
+        raise InputError(f"--judge-sample must be within (0, 1], got {args.judge_sample}")
+    budget = args.judge_max_usd_per_hour
+    if budget is not None and not budget > 0:
+        raise InputError(f"--judge-max-usd-per-hour must be positive, got {budget}")
+    # imported when this command runs: the other commands start without it
+    from agenteval.judge import Judge
+    from agenteval.llm.pricing import PriceTable, load_prices
+    from agenteval.monitor.judging import JudgeStage
+
+    prices = load_prices(args.prices) if args.prices else PriceTable.default()
+    config = judge_config_from_args(args)
+    assert config is not None
+    if budget is not None and prices.lookup(config.model) is None:
+        raise InputError(
+            f"--judge-max-usd-per-hour needs the judge model's price: '{config.model}' is"
+            " not in the price table; give --prices FILE"
+        )
+    return JudgeStage(
+        Judge(config), sample=args.judge_sample, max_usd_per_hour=budget, prices=prices
     )
 
 
@@ -236,12 +340,13 @@ def run(args: argparse.Namespace) -> int:
 
     host, port = parse_listen(args.listen)
     config = _config(args)
+    judge = _judge(args)
     scorers = build_scorers(args)
     try:
         config.out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise cannot_write(e, config.out, "the monitor's directory") from None
-    monitor = Monitor(config, scorers, say)
+    monitor = Monitor(config, scorers, say, judge=judge)
 
     def ready(endpoint: str) -> None:
         print(f"listening on {endpoint}", flush=True)

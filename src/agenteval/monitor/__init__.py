@@ -4,17 +4,23 @@
 - :mod:`agenteval.monitor.pending`: traces in flight, and when one is done;
 - :mod:`agenteval.monitor.mapping`: a done trace → cases and trials (as ``import-traces``);
 - :mod:`agenteval.monitor.windows`: each window a run directory, written exactly once;
+- :mod:`agenteval.monitor.conversations`: ``--group conversation``, held until done;
+- :mod:`agenteval.monitor.judging`: the LLM judge's sample, budget and cache;
+- :mod:`agenteval.monitor.staging`: done traces → items to write (conversations, judge);
+- :mod:`agenteval.monitor.writing`: items → their windows, in the scoring thread;
 - :mod:`agenteval.monitor.service`: the core tying them together, replay on restart;
 - :mod:`agenteval.monitor.http`: the OTLP/HTTP endpoint and ``/metrics``;
 - :mod:`agenteval.monitor.metrics`: the Prometheus text format;
-- :mod:`agenteval.monitor.alerts`: each closed window gated against a baseline.
+- :mod:`agenteval.monitor.checking`: which reference a closed window is gated against;
+- :mod:`agenteval.monitor.alerts`: the gate at the per-window level, the webhook.
 
 docs/monitor.md is the user's guide.
 """
 
 from __future__ import annotations
 
+from agenteval.monitor.config import MonitorConfig
 from agenteval.monitor.mapping import MapOptions
-from agenteval.monitor.service import Monitor, MonitorConfig
+from agenteval.monitor.service import Monitor
 
 __all__ = ["MapOptions", "Monitor", "MonitorConfig"]

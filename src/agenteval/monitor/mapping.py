@@ -26,7 +26,7 @@ from agenteval.traces.records import SpanRecord
 from agenteval.traces.units import Unit, attribute, group_units
 from agenteval.trials.trial import Trial
 
-__all__ = ["Made", "MapOptions", "trace_trials"]
+__all__ = ["Made", "MapOptions", "trace_conversation", "trace_trials"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,8 @@ class MapOptions:
     where: Sequence[tuple[str, str]] = ()
     dataset: Mapping[str, Case] | None = None
     join_attr: str | None = None
+    group: str = "invocation"
+    """``invocation`` or ``conversation`` (:mod:`agenteval.monitor.conversations`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +68,22 @@ def _kept(u: Unit, opts: MapOptions) -> bool:
     return all(_text(attribute(u, name)) == value for name, value in opts.where)
 
 
+def trace_conversation(spans: Sequence[SpanRecord]) -> tuple[str | None, int | None]:
+    """The conversation id of a trace's first invocation that has one (None when none
+    has), and the trace's first start."""
+    units = group_units(spans).units
+    conv = next((u.conversation for u in units if u.conversation is not None), None)
+    starts = [u.start_ns for u in units if u.start_ns is not None]
+    return conv, min(starts) if starts else None
+
+
 def trace_trials(
     spans: Sequence[SpanRecord], logs: Sequence[LogRecord], opts: MapOptions
 ) -> tuple[list[Made], int, dict[str, int]]:
     """The units of one trace's spans made trials, in start order; with the number of
     units left out by ``where`` and the spans skipped (by reason, as ``import-traces``
     counts them)."""
-    units = group_units(spans)
+    units = group_units(spans, opts.group)
     out: list[Made] = []
     filtered = 0
     for u in units.units:

@@ -26,6 +26,15 @@ metric                                    type       what
 ``wal_segments`` / ``wal_bytes``          gauge      write-ahead log segments and bytes
 ``alerts_total``                          counter    windows whose gate blocked
 ``windows_closed_total``                  counter    windows closed
+``judge_calls_total``                     counter    with ``--rubric``: requests to the judge
+``judge_cache_hits_total``                counter    judge replies served by its cache
+``judge_spend_usd_total``                 counter    what the judge cost (USD, priced tokens)
+``judge_budget_skipped_total``            counter    trials not judged: the hour's budget
+                                                     was spent
+``judge_sampled_out_total``               counter    trials not judged: outside the sample
+``judging_traces``                        gauge      traces waiting for the judge
+``conversations_held``                    gauge      with ``--group conversation``: not done
+``conversations_split_total``             counter    traces of a conversation already written
 ========================================  =========  ========================================
 
 A scorer counts as *applicable* when its status is passed, failed or inconclusive (the
@@ -96,6 +105,8 @@ class Metrics:
     alerts: int = 0
     windows_closed: int = 0
     gauges: dict[str, Callable[[], float]] = field(default_factory=dict)
+    counters: dict[str, tuple[str, Callable[[], float]]] = field(default_factory=dict)
+    """Counters kept elsewhere (the judge's): name → (help, read)."""
 
     def request(self, signal: str, code: int) -> None:
         self.requests[(signal, code)] = self.requests.get((signal, code), 0) + 1
@@ -126,7 +137,7 @@ class Metrics:
         family("requests_total", "counter", "OTLP requests answered, by signal and HTTP status.")
         for (sig, code), n in sorted(self.requests.items()):
             sample("requests_total", n, signal=sig, code=str(code))
-        plain = [
+        plain: list[tuple[str, float, str]] = [
             ("spans_total", self.spans, "Spans acknowledged (durable in the log)."),
             ("spans_late_total", self.late_spans, "Spans of a trace already scored (dropped)."),
             ("spans_rejected_total", self.rejected_spans, "Spans without a trace id (dropped)."),
@@ -137,6 +148,7 @@ class Metrics:
             ("alerts_total", self.alerts, "Windows whose gate blocked."),
             ("windows_closed_total", self.windows_closed, "Windows closed."),
         ]
+        plain += [(name, get(), what) for name, (what, get) in sorted(self.counters.items())]
         for name, value, what in plain:
             family(name, "counter", what)
             sample(name, value)

@@ -7,17 +7,20 @@ Data flow (one process, one event loop, one scoring thread):
    spans to the traces in flight (:mod:`agenteval.monitor.pending`). The request is
    answered 200 after that.
 2. Every ``tick_s`` the traces that are done are taken out of flight and handed to the
-   scoring thread, which maps each to trials (:mod:`agenteval.monitor.mapping`), scores
-   them and appends them to their windows (:mod:`agenteval.monitor.windows`), fsyncs the
-   windows written, then appends the trace ids to the **done log**
-   (``DIR/.monitor/done-<start>.log``, one id a line, fsync'd). Only then may the log
-   segments holding those traces be deleted.
+   scoring thread, which maps each to trials (:mod:`agenteval.monitor.mapping`). With
+   ``--group conversation`` a trace of a conversation is held until the conversation is
+   done (:mod:`agenteval.monitor.conversations`); with a judge, the trials are judged on
+   the event loop (:mod:`agenteval.monitor.judging`) and written once judged. The
+   scoring thread scores them and appends them to their windows
+   (:mod:`agenteval.monitor.writing`), fsyncs the windows written, then appends the trace
+   ids to the **done log** (``DIR/.monitor/done-<start>.log``, one id a line, fsync'd).
+   Only then may the log segments holding those traces be deleted.
 3. A window closes ``close_delay_s`` after its end and after the last trial written to it
    (every trace begun in it is done by then; traffic stamped with an old time, a backfill,
-   keeps its window open while it flows): its summary is stored, its lock released, and
-   with a baseline it is checked
-   (:mod:`agenteval.monitor.alerts`); the windows checked are listed in
-   ``DIR/.monitor/checked.log``.
+   keeps its window open while it flows; so does a conversation begun in it or a trial of
+   it waiting for the judge): its summary is stored, its lock released, and it is gated
+   (:mod:`agenteval.monitor.checking`, :mod:`agenteval.monitor.alerts`); the windows
+   checked are listed in ``DIR/.monitor/checked.log``.
 
 **Restart** (after a crash or SIGKILL): the done log is read
 (:mod:`agenteval.monitor.journal`; a torn last line ignored),
@@ -37,25 +40,25 @@ the same ``DIR`` is refused (exit 2).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.monitor import alerts
-from agenteval.monitor.journal import Journal, append_lines
-from agenteval.monitor.mapping import MapOptions, trace_trials
+from agenteval.monitor.checking import Checker
+from agenteval.monitor.config import MonitorConfig
+from agenteval.monitor.conversations import Conversations
+from agenteval.monitor.journal import Journal
+from agenteval.monitor.judging import JudgeStage
 from agenteval.monitor.metrics import Metrics
-from agenteval.monitor.pending import PendingTrace, Tracker
+from agenteval.monitor.pending import Tracker
+from agenteval.monitor.staging import Staging
 from agenteval.monitor.wal import Frame, WriteAheadLog
-from agenteval.monitor.windows import Window, window_header, window_name, window_start
-from agenteval.rundir import read_header
+from agenteval.monitor.windows import Window, window_name
+from agenteval.monitor.writing import Item, Scored, WindowSet
 from agenteval.rundir.lock import RunLock
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import Score
@@ -68,75 +71,50 @@ __all__ = ["Monitor", "MonitorConfig"]
 STATE = ".monitor"
 """The monitor's own files under ``DIR``: ``wal/``, ``done-*.log``, ``checked.log``."""
 JSON_KINDS = {"traces": 1, "logs": 3}
-Written = tuple[str, str, str, str, dict[str, Score]]
-"""A trial written: its trace id, root span id, case id, window name and scores."""
 PROTOBUF_KINDS = {"traces": 2, "logs": 4}
-
-
-@dataclass(frozen=True, slots=True)
-class MonitorConfig:
-    """Everything ``agenteval monitor`` is told (docs/monitor.md has the defaults)."""
-
-    out: Path
-    window_s: int = 3600
-    idle_s: float = 5.0
-    max_wait_s: float = 300.0
-    max_pending_spans: int = 1_000_000
-    max_wal_bytes: int = 1 << 30
-    segment_bytes: int = 64 << 20
-    segment_s: float = 60.0
-    tick_s: float = 0.2
-    max_open_windows: int = 16
-    """Windows held open at once (each holds three file descriptors and its ids); beyond,
-    the least recently written is set aside unfinished (:attr:`Monitor.parked`)."""
-    mapping: MapOptions = field(default_factory=MapOptions)
-    baseline: Path | None = None
-    alpha_per_day: float = 0.05
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def horizon_s(self) -> float:
-        """How long done trace ids are remembered: at least 10 minutes, and past the life
-        of any log segment that may hold their spans (so a replay after a restart never
-        mistakes a scored trace for a new one; the windows' own record is the second
-        guard)."""
-        return max(600.0, 2 * (self.max_wait_s + self.segment_s + self.idle_s))
-
-    @property
-    def close_delay_s(self) -> float:
-        """How long after its end a window closes."""
-        return self.max_wait_s + self.idle_s + 2 * self.tick_s
-
-
-@dataclass(slots=True)
-class _Scored:
-    """What the scoring thread reports back for one tick."""
-
-    written: list[Written] = field(default_factory=list)
-    scored: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)
-    replayed: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 class Monitor:
     """The core (module docstring): built by :meth:`open`, which replays the log."""
 
-    def __init__(self, config: MonitorConfig, scorers: Scorers, say: Say = log_warning) -> None:
+    def __init__(
+        self,
+        config: MonitorConfig,
+        scorers: Scorers,
+        say: Say = log_warning,
+        judge: JudgeStage | None = None,
+    ) -> None:
         self.config = config
         self.scorers = scorers
+        self.judge = judge
         self._say = say
         self.state = config.out / STATE
         self.metrics = Metrics()
         self.tracker = Tracker(
             idle_s=config.idle_s, max_wait_s=config.max_wait_s, horizon_s=config.horizon_s
         )
-        self.windows: dict[int, Window] = {}
-        self.parked: dict[int, float] = {}
-        """Unfinished windows set aside (files closed, lock released: traffic stamped
-        with many different hours must not exhaust the file descriptors): start → when a
-        trial was last written to it. Taken up again when a trial comes for it, or to
-        close it when it is due."""
+        judged = {"judge": judge.describe()} if judge is not None else {}
+        self.store = WindowSet(
+            config.out,
+            config.window_s,
+            scorers,
+            mapping=config.mapping,
+            settings={**config.settings, **judged},
+            max_open=config.max_open_windows,
+            extra_specs=judge.specs if judge is not None else None,
+        )
+        self.conversations = None
+        if config.mapping.group == "conversation":
+            c = config
+            self.conversations = Conversations(
+                idle_s=c.conversation_idle_s,
+                max_wait_s=c.conversation_max_wait_s,
+                horizon_s=c.horizon_s,
+            )
+        self.staging = Staging(config.mapping, say, judge=judge, conversations=self.conversations)
+        self.staging.register(self.metrics)
+        self.held_spans = 0
+        """Spans held by conversations and by trials waiting for the judge (each tick)."""
         self.inflight_spans = 0
         self.on_alert: Callable[[dict[str, Any]], None] | None = None
         self.on_scored: Callable[[str, str, str, str, dict[str, Score]], None] | None = None
@@ -145,9 +123,31 @@ class Monitor:
         self._lock: RunLock | None = None
         self._journal = Journal(self.state, int(config.horizon_s))
         self._wal: WriteAheadLog | None = None
-        self._alpha = alerts.window_alpha(config.alpha_per_day, config.window_s)
         self._busy = False
         self._write_failing = False
+        self.checker = self._checker()
+
+    def _checker(self) -> Checker:
+        c = self.config
+        return Checker(
+            c.out,
+            c.window_s,
+            self._journal,
+            self._say,
+            baseline=c.baseline,
+            week_earlier=c.week_earlier,
+            alpha_per_day=c.alpha_per_day,
+        )
+
+    @property
+    def windows(self) -> dict[int, Window]:
+        """The windows open (:class:`~agenteval.monitor.writing.WindowSet`)."""
+        return self.store.open
+
+    @property
+    def parked(self) -> dict[int, float]:
+        """The unfinished windows set aside."""
+        return self.store.parked
 
     @property
     def wal(self) -> WriteAheadLog:
@@ -170,6 +170,7 @@ class Monitor:
                 file=self.config.out,
             ) from None
         self._journal = Journal(self.state, int(self.config.horizon_s))
+        self.checker = self._checker()
         self.tracker.remember(self._journal.done_ids(time.time()), time.monotonic())
         wal, frames = WriteAheadLog.open(
             self.state / "wal",
@@ -233,7 +234,7 @@ class Monitor:
         """Whether ``n`` more spans would take the traces in flight over their bound (a
         request larger than the bound is taken when nothing else is in flight, so that
         its sender's retries can succeed)."""
-        held = self.tracker.spans + self.inflight_spans
+        held = self.tracker.spans + self.inflight_spans + self.held_spans
         return held > 0 and held + n > self.config.max_pending_spans
 
     async def ingest_spans(self, body: bytes, json_body: bool, spans: list[SpanRecord]) -> None:
@@ -268,31 +269,25 @@ class Monitor:
         self._busy = True
         try:
             loop = asyncio.get_running_loop()
-            due = self.tracker.due(time.monotonic())
-            if due:
+            now = time.monotonic()
+            due = self.tracker.due(now)
+            convs = self.staging.due(now)
+            ready: list[Item] = []
+            if due or convs:
+                st = self.staging
                 try:
-                    got = await loop.run_in_executor(self._pool, self._score, due)
-                except Exception as e:  # nothing is lost: the traces wait for the next tick
-                    self.tracker.restore(due, time.monotonic())
-                    if not isinstance(e, OSError | InputError):
-                        raise  # a bug: serve says so once and keeps ticking
-                    if not self._write_failing:
-                        why = e.strerror or e if isinstance(e, OSError) else e
-                        self._say(
-                            f"agenteval monitor: cannot write the windows in"
-                            f" {self.config.out}: {why}; retrying (nothing"
-                            " acknowledged is lost)"
-                        )
-                    self._write_failing = True
-                    return
-                self._write_failing = False
-                self.tracker.settled(due)
-                self._count(got)
-                for note in got.notes[:5]:
+                    items, held, notes = await loop.run_in_executor(self._pool, st.map, due, convs)
+                except Exception:  # a bug: nothing is lost, the traces wait in flight
+                    self.tracker.restore([*due, *(t for h in convs for t in h.traces)], now)
+                    raise
+                for note in notes[:5]:
                     self._say(f"agenteval monitor: {note}")
-                if self.on_scored is not None:
-                    for item in got.written:
-                        self.on_scored(*item)
+                st.hold(held, now)
+                ready = st.judge_or_ready(items)
+            ready += self.staging.judged()
+            self.held_spans = self.staging.held_spans()
+            if ready and not await self._write(ready):
+                return
             wal = self.wal
             if (
                 wal.sizes.get(wal.current)
@@ -301,34 +296,75 @@ class Monitor:
             ):  # nothing needs the current segment, and it is old or the log is filling up
                 await wal.roll()
             self._release_segments()
-            now = time.time()
             self.tracker.forget(time.monotonic())
-            delay, ws = self.config.close_delay_s, self.config.window_s
-            closing: list[Window | int] = [
-                w for w in self.windows.values() if now >= max(w.end, w.last_write) + delay
-            ]
-            closing += [s for s, last in self.parked.items() if now >= max(s + ws, last) + delay]
-            for w in closing:
-                if isinstance(w, Window):
-                    del self.windows[w.start]
-                else:  # set aside: taken up again, then closed (one at a time)
-                    self.parked.pop(w)
-                name = window_name(w.start if isinstance(w, Window) else w, ws)
-                try:
-                    rec = await loop.run_in_executor(self._pool, self._close, w)
-                except (OSError, InputError) as e:  # the window stays as written; said once
-                    self._say(f"agenteval monitor: window {name} not closed cleanly: {e}")
-                    continue
-                self.metrics.windows_closed += 1
-                if rec is not None:
-                    self.metrics.alerts += 1
-                    self._say(alerts.alert_line(rec))
-                    if self.on_alert is not None:
-                        self.on_alert(rec)
+            await self._close_due()
         finally:
             self._busy = False
 
-    def _count(self, got: _Scored) -> None:
+    async def _write(self, ready: list[Item]) -> bool:
+        """Write the items ready in the scoring thread; False when the disk refused
+        (nothing is lost: the traces wait in flight for the next tick)."""
+        loop = asyncio.get_running_loop()
+        traces = [t for i in ready for t in i.traces]
+        try:
+            got = await loop.run_in_executor(self._pool, self.store.write, ready, self._journal)
+        except Exception as e:
+            self.tracker.restore(traces, time.monotonic())
+            if not isinstance(e, OSError | InputError):
+                raise  # a bug: serve says so once and keeps ticking
+            if not self._write_failing:
+                why = e.strerror or e if isinstance(e, OSError) else e
+                self._say(
+                    f"agenteval monitor: cannot write the windows in {self.config.out}:"
+                    f" {why}; retrying (nothing acknowledged is lost)"
+                )
+            self._write_failing = True
+            return False
+        self._write_failing = False
+        self.tracker.settled(traces)
+        if self.conversations is not None:
+            held = [i.held for i in ready if i.held is not None]
+            self.conversations.settled(held, time.monotonic())
+        self._count(got)
+        if self.on_scored is not None:
+            for item in got.written:
+                self.on_scored(*item)
+        return True
+
+    async def _close_due(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = time.time()
+        delay, ws = self.config.close_delay_s, self.config.window_s
+        holding = self.staging.holding(ws)
+        closing: list[Window | int] = [
+            w
+            for w in self.windows.values()
+            if now >= max(w.end, w.last_write) + delay and w.start not in holding
+        ]
+        closing += [
+            s
+            for s, last in self.parked.items()
+            if now >= max(s + ws, last) + delay and s not in holding
+        ]
+        for w in closing:
+            if isinstance(w, Window):
+                del self.windows[w.start]
+            else:  # set aside: taken up again, then closed (one at a time)
+                self.parked.pop(w)
+            name = window_name(w.start if isinstance(w, Window) else w, ws)
+            try:
+                rec = await loop.run_in_executor(self._pool, self._close, w)
+            except (OSError, InputError) as e:  # the window stays as written; said once
+                self._say(f"agenteval monitor: window {name} not closed cleanly: {e}")
+                continue
+            self.metrics.windows_closed += 1
+            if rec is not None:
+                self.metrics.alerts += 1
+                self._say(alerts.alert_line(rec))
+                if self.on_alert is not None:
+                    self.on_alert(rec)
+
+    def _count(self, got: Scored) -> None:
         m = self.metrics
         m.traces_scored += got.scored
         m.replayed += got.replayed
@@ -343,132 +379,21 @@ class Monitor:
             if seq != wal.current and not self.tracker.segment_refs.get(seq):
                 wal.release(seq)
 
-    def _window(self, start: int) -> Window:
-        w = self.windows.get(start)
-        if w is None:
-            while len(self.windows) >= self.config.max_open_windows:  # set the least recent aside
-                old = min(self.windows.values(), key=lambda x: x.last_write)
-                del self.windows[old.start]
-                self.parked[old.start] = old.last_write
-                old.close(None)  # synced first: what it holds is durable
-            settings = {
-                **self.config.settings,
-                "window_s": self.config.window_s,
-                "window_start": start,
-            }
-            header = window_header(settings, self.scorers)
-            keep = self.config.mapping.case_id_attr is not None
-            w = Window.open(self.config.out, start, self.config.window_s, header, keep_cases=keep)
-            w.last_write = self.parked.pop(start, 0.0)
-            self.windows[start] = w
-        return w
-
-    def _score(self, traces: list[PendingTrace]) -> _Scored:
-        """In the scoring thread: map, score, write, sync, record done (module docstring).
-
-        A trace the mapping cannot read (a value no decoder check caught) is dropped with
-        a line. An OSError (the disk refused a window's write) closes the windows written
-        (a reopen cuts any torn line) and is raised: the caller puts the traces back."""
-        got = _Scored()
-        touched: dict[int, Window] = {}
-        try:
-            for t in traces:
-                try:
-                    made, filtered, _skipped = trace_trials(t.spans, t.logs, self.config.mapping)
-                except (InputError, ValueError, RecursionError) as e:
-                    got.dropped["unreadable"] = got.dropped.get("unreadable", 0) + 1
-                    got.notes.append(f"trace {t.trace_id} cannot be made a trial ({e})")
-                    continue
-                if not made:
-                    reason = "where" if filtered else "no unit"
-                    got.dropped[reason] = got.dropped.get(reason, 0) + 1
-                    continue
-                got.scored += 1
-                for m in made:
-                    at = m.start_ns / 1e9 if m.start_ns is not None else time.time()
-                    w = self._window(window_start(at, self.config.window_s))
-                    touched[w.start] = w
-                    if w.holds(m):
-                        got.replayed += 1
-                        continue
-                    scores = w.add(m, self.scorers)
-                    meta = m.trial.metadata
-                    got.written.append(
-                        (meta["trace_id"], meta["span_id"], m.case.id, w.dir.name, scores)
-                    )
-            for w in touched.values():
-                if self.windows.get(w.start) is w:  # else set aside, and synced then
-                    w.sync()
-            self._journal.add_done((t.trace_id for t in traces), time.time())
-        except OSError:
-            for w in touched.values():
-                self.windows.pop(w.start, None)
-                with contextlib.suppress(Exception):
-                    w.close(None)
-            raise
-        return got
-
     def _close(self, w: Window | int) -> dict[str, Any] | None:
-        """In the scoring thread: store the window's summary, release it, check it (a
-        window set aside is opened again first)."""
-        from agenteval.summary.compute import summarize  # the summary, once a window ends
-
-        if not isinstance(w, Window):
-            w = self._window(w)
-            del self.windows[w.start]
-        w.sync()
-        w.close(summarize(w.dir).model_dump(mode="json"))
-        return self._check(w.dir)
-
-    def _check(self, run_dir: Path) -> dict[str, Any] | None:
-        name = run_dir.name
-        if self.config.baseline is None or name in self._journal.checked:
-            return None
-        result = alerts.check_window(self.config.baseline, run_dir, self._alpha)
-        rec = None
-        if result is not None and result.blocked:
-            rec = alerts.alert_record(name, run_dir, result, self._alpha, self.config.alpha_per_day)
-            append_lines(self.config.out / "alerts.jsonl", [json.dumps(rec)])
-        self._journal.add_checked(name)
-        return rec
+        """In the scoring thread: close the window, gate it."""
+        return self.checker.check(self.store.close(w))
 
     def reopen_unfinished(self) -> None:
-        """At start-up: the windows a previous process left unfinished are set aside
-        (:attr:`parked`: the tick closes them on time), and finished ones not checked are
-        checked."""
-        for d in sorted(self.config.out.iterdir()):
-            if d.name.startswith(".") or not (d / "run.json").is_file():
-                continue
-            try:
-                head = read_header(d)
-            except InputError:  # not a run: not a window of ours, left alone
-                continue
-            settings = (head.settings or {}).get("monitor")
-            if not isinstance(settings, dict):
-                continue
-            if settings.get("window_s") not in (None, self.config.window_s):
-                raise InputError(
-                    f"holds windows of {settings['window_s']} s ({d.name}); start the monitor"
-                    " with the same --window, or give another --out",
-                    file=self.config.out,
-                )
-            start = settings.get("window_start")
-            if head.finished_at is None and isinstance(start, int):
-                self.parked[start] = 0.0  # opened when a trial comes for it, or to close it
-            elif head.finished_at is not None and d.name not in self._journal.checked:
-                try:
-                    self._check(d)
-                except (OSError, InputError) as e:
-                    self._say(f"agenteval monitor: window {d.name} not checked: {e}")
+        """At start-up (:meth:`~agenteval.monitor.checking.Checker.reopen_unfinished`)."""
+        self.checker.reopen_unfinished(self.parked)
 
     async def close(self) -> None:
         """Stop: release every window (unfinished ones stay unfinished: a restart closes
-        them), the log and the lock. Traces in flight stay in the log."""
+        them), the log and the lock. Traces in flight, held or being judged stay in the
+        log (a restart scores them)."""
+        await self.staging.close()
         await self.wal.close()
-        for w in self.windows.values():
-            with contextlib.suppress(OSError):
-                w.close(None)
-        self.windows.clear()
+        self.store.release_all()
         self._pool.shutdown(wait=True)
         if self._lock is not None:
             self._lock.release()

@@ -147,8 +147,11 @@ class Window:
         m = made.trial.metadata
         return _h64(f"{m.get('trace_id')}:{m.get('span_id')}")
 
-    def add(self, made: Made, scorers: Scorers) -> dict[str, Score]:
-        """Score and append one unit's trial (its case first, when new); the scores."""
+    def add(
+        self, made: Made, scorers: Scorers, extra: dict[str, Score] | None = None
+    ) -> dict[str, Score]:
+        """Score and append one unit's trial (its case first, when new), with ``extra``
+        scores made elsewhere (the judge's); the scores."""
         cid = made.case.id
         h = _h64(cid)
         case = self.cases.get(cid, made.case)
@@ -164,6 +167,8 @@ class Window:
             self.repeats[cid] = repeat + 1
         made.trial.repeat = repeat
         scores = scorers.apply(case, made.trial)
+        if extra:
+            scores = {**scores, **extra}
         self.writer.append(made.trial, scores)
         self.keys.add(self._key(made))
         self.written += 1

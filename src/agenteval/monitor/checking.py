@@ -1,0 +1,146 @@
+"""Which reference a closed window is gated against, and the check itself.
+
+Each window, once closed, is gated (:mod:`agenteval.monitor.alerts`) against
+
+1. **the same window a week earlier**, ``DIR/<window start - 7 days>``, when that window
+   exists, is closed (its summary stored) and holds trials: the same hour of the same
+   weekday, so daily and weekly cycles of the traffic do not look like a change. On when
+   no ``--baseline`` is given, else only with ``--baseline-week-earlier`` (a window of
+   last week holds fewer cases than a baseline run usually does: it detects a drop more
+   slowly); ``--no-baseline-week-earlier`` turns it off. A window length that does not
+   divide 7 days (``--window 2d``) has no such window;
+2. otherwise ``--baseline RUN`` when given;
+3. otherwise nothing: the window is not gated, and the log says so once (the first
+   window without a reference), not every hour.
+
+Every window is tested once, at ``alpha_window`` whichever reference it had, so the
+bound on false alarms per day (Bonferroni over a day's windows, docs/monitor.md) holds
+unchanged. The windows gated are listed in ``DIR/.monitor/checked.log`` (those without a
+reference too: a restart does not try them again).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agenteval._util.say import Say
+from agenteval.errors import InputError
+from agenteval.monitor import alerts
+from agenteval.monitor.journal import Journal, append_lines
+from agenteval.monitor.windows import window_name
+from agenteval.rundir import read_header
+
+__all__ = ["WEEK_S", "Checker"]
+
+WEEK_S = 7 * 86400
+
+
+class Checker:
+    """Gates closed windows (module docstring)."""
+
+    def __init__(
+        self,
+        out: Path,
+        window_s: int,
+        journal: Journal,
+        say: Say,
+        *,
+        baseline: Path | None,
+        week_earlier: bool | None,
+        alpha_per_day: float,
+    ) -> None:
+        self.out = out
+        self.window_s = window_s
+        self.journal = journal
+        self._say = say
+        self.baseline = baseline
+        wanted = week_earlier if week_earlier is not None else baseline is None
+        self.week_earlier = wanted and WEEK_S % window_s == 0
+        self.alpha_per_day = alpha_per_day
+        self.alpha = alerts.window_alpha(alpha_per_day, window_s)
+        self._said_none = False
+
+    def _week_earlier(self, start: int) -> Path | None:
+        """The closed window a week before the one starting at ``start``, if any."""
+        if not self.week_earlier:
+            return None
+        d = self.out / window_name(start - WEEK_S, self.window_s)
+        try:
+            head = read_header(d)
+        except InputError:  # absent, or not a run
+            return None
+        monitor = (head.settings or {}).get("monitor")
+        if head.finished_at is None or not isinstance(monitor, dict):
+            return None
+        if monitor.get("window_s") != self.window_s or not (head.summary or {}).get("trials"):
+            return None
+        return d
+
+    def reference(self, run_dir: Path, start: int) -> tuple[Path | None, str]:
+        """The run the window is gated against, and what it is (``week earlier`` or
+        ``--baseline``); (None, why) when there is none."""
+        earlier = self._week_earlier(start)
+        if earlier is not None:
+            return earlier, "week earlier"
+        if self.baseline is not None:
+            return self.baseline, "--baseline"
+        wanted = window_name(start - WEEK_S, self.window_s) if self.week_earlier else None
+        why = f"no closed window a week earlier ({wanted})" if wanted else "no week-earlier window"
+        return None, why + " and no --baseline"
+
+    def check(self, run_dir: Path) -> dict[str, Any] | None:
+        """Gate the closed window ``run_dir`` once; the alert's record when it blocks."""
+        name = run_dir.name
+        if name in self.journal.checked:
+            return None
+        monitor = (read_header(run_dir).settings or {}).get("monitor") or {}
+        start = monitor.get("window_start")
+        ref, what = self.reference(run_dir, start) if isinstance(start, int) else (None, "")
+        if ref is None:
+            if (self.baseline is not None or self.week_earlier) and not self._said_none:
+                self._say(
+                    f"agenteval monitor: window {name} not gated: {what} (said once:"
+                    " windows without a reference are not gated)"
+                )
+                self._said_none = True
+            self.journal.add_checked(name)
+            return None
+        result = alerts.check_window(ref, run_dir, self.alpha)
+        rec = None
+        if result is not None and result.blocked:
+            rec = alerts.alert_record(name, run_dir, result, self.alpha, self.alpha_per_day)
+            rec["reference"], rec["reference_dir"] = what, str(ref)
+            append_lines(self.out / "alerts.jsonl", [json.dumps(rec)])
+        self.journal.add_checked(name)
+        return rec
+
+    def reopen_unfinished(self, parked: dict[int, float]) -> None:
+        """At start-up: the windows a previous process left unfinished are set aside in
+        ``parked`` (the tick closes them on time), and finished ones not checked are
+        checked."""
+        for d in sorted(self.out.iterdir()):
+            if d.name.startswith(".") or not (d / "run.json").is_file():
+                continue
+            try:
+                head = read_header(d)
+            except InputError:  # not a run: not a window of ours, left alone
+                continue
+            settings = (head.settings or {}).get("monitor")
+            if not isinstance(settings, dict):
+                continue
+            if settings.get("window_s") not in (None, self.window_s):
+                raise InputError(
+                    f"holds windows of {settings['window_s']} s ({d.name}); start the monitor"
+                    " with the same --window, or give another --out",
+                    file=self.out,
+                )
+            start = settings.get("window_start")
+            if head.finished_at is None and isinstance(start, int):
+                parked[start] = 0.0  # opened when a trial comes for it, or to close it
+            elif head.finished_at is not None and d.name not in self.journal.checked:
+                try:
+                    self.check(d)
+                except (OSError, InputError) as e:
+                    self._say(f"agenteval monitor: window {d.name} not checked: {e}")
