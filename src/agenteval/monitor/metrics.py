@@ -26,6 +26,8 @@ metric                                    type       what
 ``wal_segments`` / ``wal_bytes``          gauge      write-ahead log segments and bytes
 ``alerts_total``                          counter    windows whose gate blocked
 ``windows_closed_total``                  counter    windows closed
+``windows_open``                          gauge      windows holding trials, not yet closed
+                                                     and gated
 ``judge_calls_total``                     counter    with ``--rubric``: requests to the judge
 ``judge_cache_hits_total``                counter    judge replies served by its cache
 ``judge_spend_usd_total``                 counter    what the judge cost (USD, priced tokens)

@@ -125,6 +125,7 @@ class Monitor:
         self._wal: WriteAheadLog | None = None
         self._busy = False
         self._write_failing = False
+        self._closing = 0
         self.checker = self._checker()
 
     def _checker(self) -> Checker:
@@ -191,6 +192,7 @@ class Monitor:
             pending_spans=lambda: self.tracker.spans,
             wal_segments=lambda: self.wal.depth,
             wal_bytes=lambda: self.wal.total_bytes,
+            windows_open=lambda: len(self.windows) + len(self.parked) + self._closing,
         )
 
     def _replay(self, frames: list[Frame]) -> None:
@@ -351,12 +353,15 @@ class Monitor:
                 del self.windows[w.start]
             else:  # set aside: taken up again, then closed (one at a time)
                 self.parked.pop(w)
-            name = window_name(w.start if isinstance(w, Window) else w, ws)
+            self._closing += 1  # counted in windows_open until it is closed and gated
             try:
                 rec = await loop.run_in_executor(self._pool, self._close, w)
             except (OSError, InputError) as e:  # the window stays as written; said once
+                name = window_name(w.start if isinstance(w, Window) else w, ws)
                 self._say(f"agenteval monitor: window {name} not closed cleanly: {e}")
                 continue
+            finally:
+                self._closing -= 1
             self.metrics.windows_closed += 1
             if rec is not None:
                 self.metrics.alerts += 1
