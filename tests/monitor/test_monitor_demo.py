@@ -1,0 +1,100 @@
+"""docs/monitor.md's live demo runs as shown: the demo's runs, the real OTLP exporter
+(``export-otel``), the real ``agenteval monitor``. The sloppy agent's window raises the
+alert; the careful agent's (the same block, its run sent instead) closes without one.
+
+The page's block is run with bash in a temporary folder (``agenteval`` and ``python`` are
+this interpreter, the port a free one); the control reuses the demo the first built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "monitor.md"
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["which", "curl"], capture_output=True).returncode != 0, reason="needs curl"
+)
+
+
+def _block() -> str:
+    text = PAGE.read_text()
+    at = text.index("<!-- run: tests/monitor/test_monitor_demo.py -->")
+    m = re.compile(r"```\w*\n(.*?)```", re.S).search(text, at)
+    assert m is not None
+    return m.group(1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(where: Path, script: str) -> subprocess.Popen[str]:
+    where.mkdir()
+    bin_dir = where / "bin"
+    bin_dir.mkdir()
+    shims = (("agenteval", f"{sys.executable} -m agenteval"), ("python", sys.executable))
+    for name, target in shims:
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
+        shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        ["timeout", "150", "bash", "-c", script],
+        cwd=where,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_the_sloppy_agents_window_alerts_and_the_careful_agents_does_not(tmp_path: Path) -> None:
+    block = _block()
+    sloppy = block.replace("4318", str(_free_port()))
+    # the control: the careful run sent as the traffic; no alerts.jsonl to print
+    careful = block.replace("4318", str(_free_port())).replace(
+        "export-otel shop/runs/sloppy", "export-otel shop/runs/careful"
+    )
+    careful = careful.replace("python -m json.tool live/alerts.jsonl | head -12", "")
+    # the control reuses the demo the first one built (it costs more than the rest)
+    careful = careful.replace("agenteval demo --dir shop", f"cp -r {tmp_path / 's' / 'shop'} shop")
+    out = {}
+    for name, where, script in (("sloppy", "s", sloppy), ("careful", "c", careful)):
+        p = _start(tmp_path / where, script)
+        out[name] = p.communicate(timeout=180)
+        assert p.returncode == 0, (name, out[name][1])
+
+    stdout, stderr = out["sloppy"]
+    assert "exported 34 traces (90 spans)" in stdout
+    alert = [ln for ln in stderr.splitlines() if "ALERT window" in ln]
+    assert len(alert) == 1 and "(34 cases)" in alert[0]
+    assert "safety scorer pii_leakage failed on 2 of 34 candidate case(s)" in alert[0]
+    assert "Traceback" not in stderr
+    (line,) = (tmp_path / "s" / "live" / "alerts.jsonl").read_text().splitlines()
+    doc = json.loads(line)
+    assert doc["cases"] == 34 and doc["alpha_window"] == pytest.approx(0.05 / 8640)
+    exact = next(s for s in doc["scorers"] if s["scorer"] == "exact_match")
+    # the page's numbers: a 35-point drop, p = 0.0008, not enough at the 10 s window's level
+    assert exact["baseline"] == 1.0 and exact["window"] == pytest.approx(0.6538, abs=1e-3)
+    assert exact["p_value"] == pytest.approx(0.00085, abs=5e-5)
+    assert all("exact_match" not in r for r in doc["reasons"])
+    assert '"window": "' in stdout and '"reasons": [' in stdout
+
+    stdout, stderr = out["careful"]
+    assert "exported 34 traces (" in stdout and "ALERT" not in stderr
+    assert not (tmp_path / "c" / "live" / "alerts.jsonl").exists()
+    (window,) = [d for d in (tmp_path / "c" / "live").iterdir() if d.name.startswith("2")]
+    header = json.loads((window / "run.json").read_text())
+    assert header["summary"]["trials"] == 34  # closed, with its summary
