@@ -78,23 +78,29 @@ def test_the_sloppy_agents_window_alerts_and_the_careful_agents_does_not(tmp_pat
 
     stdout, stderr = out["sloppy"]
     assert "exported 34 traces (90 spans)" in stdout
-    alert = [ln for ln in stderr.splitlines() if "ALERT window" in ln]
-    assert len(alert) == 1 and "(34 cases)" in alert[0]
-    assert "safety scorer pii_leakage failed on 2 of 34 candidate case(s)" in alert[0]
     assert "Traceback" not in stderr
-    (line,) = (tmp_path / "s" / "live" / "alerts.jsonl").read_text().splitlines()
-    doc = json.loads(line)
-    assert doc["cases"] == 34 and doc["alpha_window"] == pytest.approx(0.05 / 8640)
-    exact = next(s for s in doc["scorers"] if s["scorer"] == "exact_match")
-    # the page's numbers: a 35-point drop, p = 0.0008, not enough at the 10 s window's level
-    assert exact["baseline"] == 1.0 and exact["window"] == pytest.approx(0.6538, abs=1e-3)
-    assert exact["p_value"] == pytest.approx(0.00085, abs=5e-5)
-    assert all("exact_match" not in r for r in doc["reasons"])
+    alerts = [json.loads(x) for x in (tmp_path / "s" / "live" / "alerts.jsonl").open()]
+    lines = [ln for ln in stderr.splitlines() if "ALERT window" in ln]
+    assert len(lines) == len(alerts) >= 1
+    assert any("safety scorer pii_leakage failed on" in ln for ln in lines)
+    assert all(a["alpha_window"] == pytest.approx(0.05 / 8640) for a in alerts)
+    windows = [d for d in (tmp_path / "s" / "live").iterdir() if d.name.startswith("2")]
+    trials = sum(json.loads((w / "run.json").read_text())["summary"]["trials"] for w in windows)
+    assert trials == 34  # every window closed, with its summary
+    if len(windows) == 1:  # the page's numbers (the run did not straddle a 10 s boundary)
+        (doc,) = alerts
+        assert doc["cases"] == 34 and "(34 cases)" in lines[0]
+        assert "safety scorer pii_leakage failed on 2 of 34 candidate case(s)" in lines[0]
+        exact = next(s for s in doc["scorers"] if s["scorer"] == "exact_match")
+        # a 35-point drop, p = 0.0008: not enough at the 10 s window's level
+        assert exact["baseline"] == 1.0 and exact["window"] == pytest.approx(0.6538, abs=1e-3)
+        assert exact["p_value"] == pytest.approx(0.00085, abs=5e-5)
+        assert all("exact_match" not in r for r in doc["reasons"])
     assert '"window": "' in stdout and '"reasons": [' in stdout
 
     stdout, stderr = out["careful"]
     assert "exported 34 traces (" in stdout and "ALERT" not in stderr
     assert not (tmp_path / "c" / "live" / "alerts.jsonl").exists()
-    (window,) = [d for d in (tmp_path / "c" / "live").iterdir() if d.name.startswith("2")]
-    header = json.loads((window / "run.json").read_text())
-    assert header["summary"]["trials"] == 34  # closed, with its summary
+    windows = [d for d in (tmp_path / "c" / "live").iterdir() if d.name.startswith("2")]
+    trials = sum(json.loads((w / "run.json").read_text())["summary"]["trials"] for w in windows)
+    assert trials == 34
