@@ -37,6 +37,9 @@ _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?B?|B)?\s*$", re.I)
 
 
+_REPLICA = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "monitor",
@@ -51,6 +54,12 @@ def register(sub: Any) -> None:
         help="where to listen (default 127.0.0.1:4318, OTLP/HTTP's port; port 0: any free one)",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="where windows and the log go")
+    p.add_argument(
+        "--replica",
+        metavar="NAME",
+        help="write shard NAME of each window (DIR/WINDOW/NAME/), for several monitors behind"
+        " the Collector's trace-id routing; give each a stable name (letters, digits, . _ -)",
+    )
     p.add_argument("--window", default="1h", metavar="DURATION", help="window length (1h)")
     p.add_argument(
         "--idle",
@@ -193,6 +202,11 @@ def _config(args: argparse.Namespace) -> Any:
         raise InputError(
             "is a run directory; --out is the monitor's directory of windows", file=out
         )
+    if args.replica is not None and not _REPLICA.fullmatch(args.replica):
+        raise InputError(
+            f"--replica must be 1-64 letters, digits, '.', '_' or '-' (not first), got"
+            f" {args.replica!r}"
+        )
     baseline = Path(args.baseline) if args.baseline else None
     if baseline is not None:
         read_header(baseline)  # not a run: exit 2 now, not at the first window's end
@@ -226,6 +240,7 @@ def _config(args: argparse.Namespace) -> Any:
         baseline=baseline,
         alpha_per_day=args.alpha_per_day,
         settings=settings,
+        replica=args.replica,
     )
 
 

@@ -54,7 +54,14 @@ from agenteval.monitor.mapping import MapOptions, trace_trials
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import PendingTrace, Tracker
 from agenteval.monitor.wal import Frame, WriteAheadLog
-from agenteval.monitor.windows import Window, window_header, window_name, window_start
+from agenteval.monitor.windows import (
+    Window,
+    check_layout,
+    window_dirs,
+    window_header,
+    window_name,
+    window_start,
+)
 from agenteval.rundir import read_header
 from agenteval.rundir.lock import RunLock
 from agenteval.scoring.apply import Scorers
@@ -93,6 +100,9 @@ class MonitorConfig:
     baseline: Path | None = None
     alpha_per_day: float = 0.05
     settings: dict[str, Any] = field(default_factory=dict)
+    replica: str | None = None
+    """``--replica NAME``: this monitor writes shard NAME of each window, its own files in
+    ``DIR/.monitor/NAME`` (:mod:`agenteval.monitor.windows`)."""
 
     @property
     def horizon_s(self) -> float:
@@ -127,6 +137,8 @@ class Monitor:
         self.scorers = scorers
         self._say = say
         self.state = config.out / STATE
+        if config.replica is not None:
+            self.state = self.state / config.replica
         self.metrics = Metrics()
         self.tracker = Tracker(
             idle_s=config.idle_s, max_wait_s=config.max_wait_s, horizon_s=config.horizon_s
@@ -158,6 +170,7 @@ class Monitor:
 
     def open(self) -> None:
         """Lock ``DIR/.monitor``, read the done log, replay the write-ahead log."""
+        check_layout(self.config.out, self.config.replica)
         self.state.mkdir(parents=True, exist_ok=True)
         try:
             self._lock = RunLock.acquire(self.state, "agenteval monitor")
@@ -358,7 +371,14 @@ class Monitor:
             }
             header = window_header(settings, self.scorers)
             keep = self.config.mapping.case_id_attr is not None
-            w = Window.open(self.config.out, start, self.config.window_s, header, keep_cases=keep)
+            w = Window.open(
+                self.config.out,
+                start,
+                self.config.window_s,
+                header,
+                keep_cases=keep,
+                replica=self.config.replica,
+            )
             w.last_write = self.parked.pop(start, 0.0)
             self.windows[start] = w
         return w
@@ -394,7 +414,7 @@ class Monitor:
                     scores = w.add(m, self.scorers)
                     meta = m.trial.metadata
                     got.written.append(
-                        (meta["trace_id"], meta["span_id"], m.case.id, w.dir.name, scores)
+                        (meta["trace_id"], meta["span_id"], m.case.id, w.name, scores)
                     )
             for w in touched.values():
                 if self.windows.get(w.start) is w:  # else set aside, and synced then
@@ -418,10 +438,9 @@ class Monitor:
             del self.windows[w.start]
         w.sync()
         w.close(summarize(w.dir).model_dump(mode="json"))
-        return self._check(w.dir)
+        return self._check(w.dir, w.name)
 
-    def _check(self, run_dir: Path) -> dict[str, Any] | None:
-        name = run_dir.name
+    def _check(self, run_dir: Path, name: str) -> dict[str, Any] | None:
         if self.config.baseline is None or name in self._journal.checked:
             return None
         result = alerts.check_window(self.config.baseline, run_dir, self._alpha)
@@ -436,9 +455,8 @@ class Monitor:
         """At start-up: the windows a previous process left unfinished are set aside
         (:attr:`parked`: the tick closes them on time), and finished ones not checked are
         checked."""
-        for d in sorted(self.config.out.iterdir()):
-            if d.name.startswith(".") or not (d / "run.json").is_file():
-                continue
+        for d in window_dirs(self.config.out, self.config.replica):
+            name = d.name if self.config.replica is None else d.parent.name
             try:
                 head = read_header(d)
             except InputError:  # not a run: not a window of ours, left alone
@@ -448,18 +466,18 @@ class Monitor:
                 continue
             if settings.get("window_s") not in (None, self.config.window_s):
                 raise InputError(
-                    f"holds windows of {settings['window_s']} s ({d.name}); start the monitor"
+                    f"holds windows of {settings['window_s']} s ({name}); start the monitor"
                     " with the same --window, or give another --out",
                     file=self.config.out,
                 )
             start = settings.get("window_start")
             if head.finished_at is None and isinstance(start, int):
                 self.parked[start] = 0.0  # opened when a trial comes for it, or to close it
-            elif head.finished_at is not None and d.name not in self._journal.checked:
+            elif head.finished_at is not None and name not in self._journal.checked:
                 try:
-                    self._check(d)
+                    self._check(d, name)
                 except (OSError, InputError) as e:
-                    self._say(f"agenteval monitor: window {d.name} not checked: {e}")
+                    self._say(f"agenteval monitor: window {name} not checked: {e}")
 
     async def close(self) -> None:
         """Stop: release every window (unfinished ones stay unfinished: a restart closes
