@@ -196,6 +196,18 @@ class Monitor:
                 f"agenteval monitor: cut a torn tail of {wal.torn_bytes} bytes off the"
                 " write-ahead log (a request never acknowledged)"
             )
+        if wal.corrupt_frames:
+            self._say(
+                f"agenteval monitor: skipped {wal.corrupt_frames} frame(s) of the write-ahead"
+                f" log ({wal.corrupt_bytes} bytes) whose CRC did not match (a damaged disk or"
+                " file): those requests, acknowledged or not, are lost; the frames after"
+                " them were read"
+            )
+        for seq, n in wal.unreadable.items():
+            self._say(
+                f"agenteval monitor: the last {n} bytes of write-ahead log segment {seq} cannot"
+                " be read as frames (a damaged frame header); left on disk, not replayed"
+            )
         self._replay(frames)
         self._release_segments()
         self.metrics.gauges.update(
@@ -203,6 +215,7 @@ class Monitor:
             pending_spans=lambda: self.tracker.spans,
             wal_segments=lambda: self.wal.depth,
             wal_bytes=lambda: self.wal.total_bytes,
+            wal_corrupt_frames=lambda: self.wal.corrupt_frames,
         )
 
     def _replay(self, frames: list[Frame]) -> None:
