@@ -53,10 +53,12 @@ from agenteval.monitor.journal import Journal, append_lines
 from agenteval.monitor.mapping import MapOptions, trace_trials
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import PendingTrace, Tracker
-from agenteval.monitor.wal import Frame, WriteAheadLog
+from agenteval.monitor.wal import Logged, WriteAheadLog
 from agenteval.monitor.windows import (
     Window,
     check_layout,
+    close_at,
+    far_ahead,
     window_dirs,
     window_header,
     window_name,
@@ -218,10 +220,13 @@ class Monitor:
             wal_corrupt_frames=lambda: self.wal.corrupt_frames,
         )
 
-    def _replay(self, frames: list[Frame]) -> None:
+    def _replay(self, frames: Logged) -> None:
         now = time.monotonic()
         spans = 0
+        early: set[str] = set()
         for f in frames:
+            if self.tracker.spans > self.config.max_pending_spans:
+                early.update(self._make_room())
             signal = "traces" if f.kind in (1, 2) else "logs"
             ctype = "application/json" if f.kind in (1, 3) else "application/x-protobuf"
             try:
@@ -229,6 +234,8 @@ class Monitor:
                     got = decode_body(f.payload, ctype, "write-ahead log")
                     self._add_spans(got, f.segment, now, replay=True)
                     spans += len(got)
+                    if early:  # spans of a trace scored early are late, and counted
+                        self.metrics.late_spans += sum(1 for x in got if x.trace_id in early)
                 else:
                     self.tracker.add_logs(decode_logs_body(f.payload, ctype), f.segment, now)
             except (ValueError, RecursionError):  # InputError included: checked when logged
@@ -238,6 +245,21 @@ class Monitor:
                 f"agenteval monitor: replayed {len(frames)} logged requests ({spans} spans);"
                 f" {len(self.tracker.pending)} traces in flight"
             )
+        if early:
+            self._say(
+                f"agenteval monitor: scored {len(early)} traces during the replay, before the"
+                f" end of the log, to stay within --max-pending-spans"
+                f" {self.config.max_pending_spans}"
+            )
+
+    def _make_room(self) -> list[str]:
+        """During the replay, over ``--max-pending-spans``: score traces now to make room
+        (:meth:`~agenteval.monitor.pending.Tracker.make_room`); their ids."""
+        taken = self.tracker.make_room(self.config.max_pending_spans // 2)
+        got = self._score(taken)
+        self.tracker.settled(taken)
+        self._count(got)
+        return [t.trace_id for t in taken]
 
     # -- ingest -----------------------------------------------------------------------
 
@@ -331,9 +353,13 @@ class Monitor:
             self.tracker.forget(time.monotonic())
             delay, ws = self.config.close_delay_s, self.config.window_s
             closing: list[Window | int] = [
-                w for w in self.windows.values() if now >= max(w.end, w.last_write) + delay
+                w
+                for w in self.windows.values()
+                if now >= close_at(w.start, ws, w.last_write, delay, now)
             ]
-            closing += [s for s, last in self.parked.items() if now >= max(s + ws, last) + delay]
+            closing += [
+                s for s, last in self.parked.items() if now >= close_at(s, ws, last, delay, now)
+            ]
             for w in closing:
                 if isinstance(w, Window):
                     del self.windows[w.start]
@@ -451,6 +477,8 @@ class Monitor:
             del self.windows[w.start]
         w.sync()
         w.close(summarize(w.dir).model_dump(mode="json"))
+        if far_ahead(w.start, self.config.window_s, time.time()):
+            return None  # a broken clock's window: gated when its time comes, if ever
         return self._check(w.dir, w.name)
 
     def _check(self, run_dir: Path, name: str) -> dict[str, Any] | None:
@@ -484,6 +512,8 @@ class Monitor:
                     file=self.config.out,
                 )
             start = settings.get("window_start")
+            if start in self.windows:  # opened by the replay already
+                continue
             if head.finished_at is None and isinstance(start, int):
                 self.parked[start] = 0.0  # opened when a trial comes for it, or to close it
             elif head.finished_at is not None and name not in self._journal.checked:

@@ -62,7 +62,16 @@ from pathlib import Path
 
 from agenteval.errors import InputError
 
-__all__ = ["KINDS", "Frame", "Scan", "WalFull", "WriteAheadLog", "read_segment", "scan_segment"]
+__all__ = [
+    "KINDS",
+    "Frame",
+    "Logged",
+    "Scan",
+    "WalFull",
+    "WriteAheadLog",
+    "read_segment",
+    "scan_segment",
+]
 
 KINDS = {1: "traces/json", 2: "traces/protobuf", 3: "logs/json", 4: "logs/protobuf"}
 """The kinds of payload a frame holds: which OTLP signal, in which encoding."""
@@ -123,26 +132,59 @@ def _frame_at(data: bytes, at: int) -> tuple[int, bool] | None:
     return start + length, ok
 
 
-def scan_segment(path: Path, segment: int = 0) -> Scan:
-    """The frames of one segment file (module docstring: a torn tail ends the reading, a
-    corrupt frame followed by a valid one is skipped)."""
-    data = path.read_bytes()
-    frames: list[Frame] = []
-    skipped: list[tuple[int, int]] = []
+def _walk(data: bytes) -> Iterator[tuple[int, int, bool]]:
+    """(offset, end, valid) of each frame read (module docstring), a skipped corrupt one
+    with ``valid`` False; stops at a torn or unreadable tail."""
     at = 0
     while (got := _frame_at(data, at)) is not None:
         stop, ok = got
         if not ok:
             after = _frame_at(data, stop)
             if after is None or not after[1]:
-                break  # nothing confirms its length: the tail from here is unreadable
-            skipped.append((at, stop - at))
-            at = stop
-            continue
-        kind = data[at + 8]
-        frames.append(Frame(segment, at, kind, data[at + _HEAD.size : stop]))
+                return  # nothing confirms its length: the tail from here is unreadable
+        yield at, stop, ok
         at = stop
-    return Scan(frames, at, skipped)
+
+
+def scan_segment(path: Path, segment: int = 0) -> Scan:
+    """The frames of one segment file (module docstring: a torn tail ends the reading, a
+    corrupt frame followed by a valid one is skipped)."""
+    data = path.read_bytes()
+    frames: list[Frame] = []
+    skipped: list[tuple[int, int]] = []
+    end = 0
+    for at, stop, ok in _walk(data):
+        if ok:
+            frames.append(Frame(segment, at, data[at + 8], data[at + _HEAD.size : stop]))
+        else:
+            skipped.append((at, stop - at))
+        end = stop
+    return Scan(frames, end, skipped)
+
+
+class Logged:
+    """The valid frames :meth:`WriteAheadLog.open` found, read again a segment at a time
+    each time this is iterated: a log of many segments is never all in memory at once
+    (at most one segment's bytes, ``segment_bytes``, and the frame being decoded)."""
+
+    def __init__(self) -> None:
+        self._segments: list[tuple[int, Path]] = []
+        self._count = 0
+
+    def add(self, seq: int, path: Path, frames: int) -> None:
+        self._segments.append((seq, path))
+        self._count += frames
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Frame]:
+        for seq, path in self._segments:
+            data = path.read_bytes()
+            for at, stop, ok in _walk(data):
+                if ok:
+                    yield Frame(seq, at, data[at + 8], data[at + _HEAD.size : stop])
+            del data
 
 
 def read_segment(path: Path, segment: int = 0) -> tuple[list[Frame], int]:
@@ -196,18 +238,20 @@ class WriteAheadLog:
         segment_bytes: int = 64 << 20,
         max_bytes: int = 1 << 30,
         segment_s: float = 60.0,
-    ) -> tuple[WriteAheadLog, list[Frame]]:
+    ) -> tuple[WriteAheadLog, Logged]:
         """Open (or create) the log in ``directory``: every valid frame already there, in
-        order, and the log ready to append (a torn tail cut off the newest segment)."""
+        order (read back lazily: :class:`Logged`), and the log ready to append (a torn tail
+        cut off the newest segment)."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         wal = cls(d, segment_bytes=segment_bytes, max_bytes=max_bytes, segment_s=segment_s)
-        frames: list[Frame] = []
+        frames = Logged()
         segments = list(wal._segments())
         newest = segments[-1][0] if segments else 0
         for seq, path in segments:
             scan = scan_segment(path, seq)
-            frames.extend(scan.frames)
+            frames.add(seq, path, len(scan.frames))
+            del scan.frames[:]  # read again when replayed: one segment in memory at a time
             wal.corrupt_frames += len(scan.skipped)
             wal.corrupt_bytes += sum(n for _, n in scan.skipped)
             size, end = path.stat().st_size, scan.end

@@ -53,6 +53,8 @@ from agenteval.scoring.score import Score
 __all__ = [
     "Window",
     "check_layout",
+    "close_at",
+    "far_ahead",
     "window_dirs",
     "window_header",
     "window_name",
@@ -224,6 +226,22 @@ class Window:
             self._cases_fh.close()
         finally:
             self.writer.close()
+
+
+def far_ahead(start: int, window_s: int, now: float) -> bool:
+    """Whether the window beginning at ``start`` begins more than one window length after
+    ``now`` (the monitor's clock): traffic stamped there comes from a sender's broken clock,
+    not from a window still to come (a sender a few seconds ahead stamps the next one)."""
+    return start > now + window_s
+
+
+def close_at(start: int, window_s: int, last_write: float, delay: float, now: float) -> float:
+    """When a window closes: ``delay`` after its end, or after the last trial written to it
+    if that is later; a window :func:`far_ahead` closes ``delay`` after its last trial (its
+    end may be years away: it must not stay open, holding its files, until then)."""
+    if far_ahead(start, window_s, now):
+        return last_write + delay
+    return max(start + window_s, last_write) + delay
 
 
 def _layout_checked(window: Path, replica: str | None) -> Path:
