@@ -98,6 +98,12 @@ def register(sub: Any) -> None:
         help="send each score as a gen_ai.evaluation.result event on its trace (OTLP/HTTP)",
     )
     p.add_argument(
+        "--export-phoenix",
+        metavar="URL",
+        help="send each score to Arize Phoenix at URL as a span annotation on its trace's root"
+        " span (Phoenix's REST API: Phoenix does not take OTLP logs)",
+    )
+    p.add_argument(
         "--max-pending-spans",
         type=int,
         default=1_000_000,
@@ -193,6 +199,9 @@ def _config(args: argparse.Namespace) -> Any:
         raise InputError(f"--alpha-per-day must be within (0, 1), got {args.alpha_per_day}")
     _url(args.alert_webhook, "--alert-webhook")
     _url(args.export_otlp, "--export-otlp")
+    _url(args.export_phoenix, "--export-phoenix")
+    if args.export_otlp and args.export_phoenix:
+        raise InputError("--export-otlp and --export-phoenix: give one")
     if (args.dataset is None) != (args.join_attr is None):
         raise InputError("--dataset and --join-attr go together")
     out = Path(args.out)
@@ -274,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
             allow_hosts=tuple(args.allow_host),
             webhook=args.alert_webhook,
             export_otlp=args.export_otlp,
+            export_phoenix=args.export_phoenix,
             ready=ready,
             say=say,
         )
