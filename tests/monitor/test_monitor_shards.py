@@ -345,6 +345,9 @@ def test_replicas_with_separate_dirs_are_read_together_through_links_or_a_copy(
         capsys.readouterr()
         assert main(["report", str(run)]) == 0
         assert f"trials {N // 2}" in capsys.readouterr().out
+        csv = tmp_path / f"{run.parent.name}.csv"
+        assert main(["export", str(run), "--format", "csv", "--out", str(csv)]) == 0
+        assert len(csv.read_text().splitlines()) == 1 + N // 2  # a header and every trial
 
 
 def test_a_shard_still_written_is_reported_with_a_warning_and_refused_by_the_gate(
