@@ -146,16 +146,18 @@ def _walk(data: bytes) -> Iterator[tuple[int, int, bool]]:
         at = stop
 
 
-def scan_segment(path: Path, segment: int = 0) -> Scan:
+def scan_segment(path: Path, segment: int = 0, *, payloads: bool = True) -> Scan:
     """The frames of one segment file (module docstring: a torn tail ends the reading, a
-    corrupt frame followed by a valid one is skipped)."""
+    corrupt frame followed by a valid one is skipped); without ``payloads``, the frames'
+    payloads are left empty (:meth:`WriteAheadLog.open` reads them again when replayed)."""
     data = path.read_bytes()
     frames: list[Frame] = []
     skipped: list[tuple[int, int]] = []
     end = 0
     for at, stop, ok in _walk(data):
         if ok:
-            frames.append(Frame(segment, at, data[at + 8], data[at + _HEAD.size : stop]))
+            payload = data[at + _HEAD.size : stop] if payloads else b""
+            frames.append(Frame(segment, at, data[at + 8], payload))
         else:
             skipped.append((at, stop - at))
         end = stop
@@ -165,25 +167,32 @@ def scan_segment(path: Path, segment: int = 0) -> Scan:
 class Logged:
     """The valid frames :meth:`WriteAheadLog.open` found, read again a segment at a time
     each time this is iterated: a log of many segments is never all in memory at once
-    (at most one segment's bytes, ``segment_bytes``, and the frame being decoded)."""
+    (at most one segment's bytes, ``segment_bytes``, and the frame being decoded). The
+    CRCs were checked by the scan; iterating follows the frame lengths to where the scan
+    stopped, leaving out the frames it skipped."""
 
     def __init__(self) -> None:
-        self._segments: list[tuple[int, Path]] = []
+        self._segments: list[tuple[int, Path, int, frozenset[int]]] = []
         self._count = 0
 
-    def add(self, seq: int, path: Path, frames: int) -> None:
-        self._segments.append((seq, path))
-        self._count += frames
+    def add(self, seq: int, path: Path, scan: Scan) -> None:
+        skipped = frozenset(at for at, _ in scan.skipped)
+        self._segments.append((seq, path, scan.end, skipped))
+        self._count += len(scan.frames)
 
     def __len__(self) -> int:
         return self._count
 
     def __iter__(self) -> Iterator[Frame]:
-        for seq, path in self._segments:
+        for seq, path, end, skipped in self._segments:
             data = path.read_bytes()
-            for at, stop, ok in _walk(data):
-                if ok:
-                    yield Frame(seq, at, data[at + 8], data[at + _HEAD.size : stop])
+            at = 0
+            while at < end:
+                length, _crc, kind = _HEAD.unpack_from(data, at)
+                stop = at + _HEAD.size + length
+                if at not in skipped:
+                    yield Frame(seq, at, kind, data[at + _HEAD.size : stop])
+                at = stop
             del data
 
 
@@ -249,9 +258,8 @@ class WriteAheadLog:
         segments = list(wal._segments())
         newest = segments[-1][0] if segments else 0
         for seq, path in segments:
-            scan = scan_segment(path, seq)
-            frames.add(seq, path, len(scan.frames))
-            del scan.frames[:]  # read again when replayed: one segment in memory at a time
+            scan = scan_segment(path, seq, payloads=False)
+            frames.add(seq, path, scan)  # read again when replayed: a segment at a time
             wal.corrupt_frames += len(scan.skipped)
             wal.corrupt_bytes += sum(n for _, n in scan.skipped)
             size, end = path.stat().st_size, scan.end
