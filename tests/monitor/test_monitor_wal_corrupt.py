@@ -24,7 +24,7 @@ def _segment(d: Path, seq: int, frames: list[bytes]) -> Path:
     return p
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     payloads=st.lists(st.binary(min_size=1, max_size=30), min_size=2, max_size=6),
     data=st.data(),
@@ -48,7 +48,7 @@ def test_a_flipped_bit_in_a_frame_other_than_the_last_loses_that_frame_only(
     assert scan.end == len(blob)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     payloads=st.lists(st.binary(min_size=1, max_size=30), min_size=1, max_size=6, unique=True),
     data=st.data(),
