@@ -384,6 +384,21 @@ def test_shards_that_disagree_are_refused_naming_the_shard(tmp_path: Path) -> No
     assert str(e.value.file).endswith("b/run.json")
 
 
+def test_rescore_of_a_run_of_shards_is_refused_naming_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    window = tmp_path / "w"
+    for r in ("a", "b"):
+        f = tmp_path / f"{r}.jsonl"
+        f.write_text(otlp_json(_trace(1, int(PAST * 1e9))).decode() + "\n")
+        assert main(["import-traces", str(f), "--out", str(window / r), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["rescore", str(window), "--out", str(tmp_path / "re")]) == 2
+    assert "is a run of shards (a, b); give one shard" in capsys.readouterr().err
+    assert not (tmp_path / "re").exists()
+    assert main(["rescore", str(window / "a"), "--out", str(tmp_path / "re")]) == 0
+
+
 def test_a_dir_holds_windows_of_one_layout(tmp_path: Path) -> None:
     """A replica refuses windows written without --replica, and the other way round: a
     window must not be both a run and a directory of shards."""

@@ -13,6 +13,7 @@ import orjson
 from agenteval._util import fastjson
 from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
+from agenteval.rundir.header import shard_dirs
 from agenteval.rundir.writer import cases_path, cases_paths
 
 __all__ = ["RunCases", "load_run_cases"]
@@ -63,6 +64,10 @@ class RunCases:
         trust_code: bool = False,
         on_index: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
+        shards = shard_dirs(run_dir)
+        if shards:  # rescore and judge write a copy of one run: one shard at a time
+            names = ", ".join(s.name for s in shards)
+            raise InputError(f"is a run of shards ({names}); give one shard", file=run_dir)
         self.path = cases_path(run_dir)
         self._on_index = on_index  # told each line's JSON object as the snapshot is indexed
         self.trust_code = trust_code  # import the code $python matchers name
