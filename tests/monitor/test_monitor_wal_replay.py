@@ -42,14 +42,16 @@ def test_a_replay_past_the_bound_scores_as_it_goes_and_keeps_every_trace_once(
     """300 logged requests of one trace each (600 spans) and --max-pending-spans 40: the
     replay never holds more than the bound and one request in flight; traces whose root
     ended are scored first, so trace 1, whose tool span is in the first request and root
-    in the last, is still scored whole; each trace is one trial."""
+    in the last, is still scored whole; each trace is one trial. Trace 301's root comes
+    first and its tool span last: it is scored early, and that span is counted late."""
     out = tmp_path / "mon"
     wal = out / ".monitor" / "wal"
     wal.mkdir(parents=True)
-    first = agent_trace(1)  # [tool, root]
-    frames = [encode_frame(1, otlp_json([first[0]]))]
-    frames += [encode_frame(1, otlp_json(agent_trace(i))) for i in range(2, 301)]
+    first, early = agent_trace(1), agent_trace(301)  # [tool, root]
+    frames = [encode_frame(1, otlp_json([first[0]])), encode_frame(1, otlp_json([early[1]]))]
+    frames += [encode_frame(1, otlp_json(agent_trace(i))) for i in range(2, 300)]
     frames.append(encode_frame(1, otlp_json([first[1]])))
+    frames.append(encode_frame(1, otlp_json([early[0]])))
     (wal / "000000000001.wal").write_bytes(b"".join(frames))
     peak = [0]
     add = Tracker.add_spans
@@ -70,5 +72,6 @@ def test_a_replay_past_the_bound_scores_as_it_goes_and_keeps_every_trace_once(
     whole = next(t for t in all_trials(out) if t["metadata"]["trace_id"] == f"{1:032x}")
     assert [c["name"] for c in whole["tool_calls"]] == ["lookup"]
     assert whole["output"] == "The answer is 42"
-    assert late == 0
+    cut = next(t for t in all_trials(out) if t["metadata"]["trace_id"] == f"{301:032x}")
+    assert cut["tool_calls"] == [] and late == 1  # scored without it; the span counted
     assert any("during the replay" in x and "--max-pending-spans 40" in x for x in said), said
