@@ -76,6 +76,17 @@ def _own_tmpdir(
     yield
 
 
+@pytest.fixture(scope="session")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Arize Phoenix for the session: its base URL (tests/phoenix_server.py)."""
+    from phoenix_server import NOT_INSTALLED, PHOENIX, running_phoenix
+
+    if not PHOENIX:
+        pytest.skip(NOT_INSTALLED)
+    with running_phoenix(tmp_path_factory.mktemp("phoenix")) as base:
+        yield base
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Tests of a module that share a module-scoped fixture (a browser, a Phoenix or Ray
     server, a reference run) go to one worker (``--dist loadgroup``), so the fixture is
@@ -90,5 +101,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         for defs in info.name2fixturedefs.values()
         if defs and defs[-1].baseid  # a fixture of the project's, not a plugin's
     )
-    if shared:
+    if "phoenix" in info.name2fixturedefs:  # one server for the session: one group
+        item.add_marker(pytest.mark.xdist_group("phoenix"))
+    elif shared:
         item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

@@ -38,6 +38,7 @@ def served(
     webhook: str | None = None,
     export_otlp: str | None = None,
     judge: JudgeStage | None = None,
+    export_phoenix: str | None = None,
 ) -> Iterator[Served]:
     """Run ``serve`` on its own event loop in a thread until the block ends."""
     scorers = build_scorers(ScorerConfig())
@@ -64,6 +65,7 @@ def served(
                     stop,
                     webhook=webhook,
                     export_otlp=export_otlp,
+                    export_phoenix=export_phoenix,
                     ready=on_ready,
                     say=s.said.append,
                 )

@@ -370,7 +370,7 @@ def test_the_pages_judge_example_is_accepted_as_written(
     from agenteval.cli.monitor import _judge
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "monitor.md").read_text()
-    block = page.split("<!-- judge example")[1].split("```bash\n")[1].split("```")[0]
+    block = page.split("parses this judge example -->")[1].split("```bash\n")[1].split("```")[0]
     argv = shlex.split(block.replace("\\\n", " "))
     assert argv[:2] == ["agenteval", "monitor"]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

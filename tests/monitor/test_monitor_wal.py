@@ -72,15 +72,17 @@ def test_a_torn_tail_is_dropped_never_read(
     asyncio.run(wal.close())
 
 
-def test_a_flipped_byte_ends_the_segment_there(tmp_path: Path) -> None:
+def test_a_flipped_byte_skips_that_frame_only(tmp_path: Path) -> None:
+    """A corrupt frame whose end is confirmed by a valid frame after it is skipped; the
+    frames after it are read (tests/monitor/test_monitor_wal_corrupt.py has the rest)."""
     frames = [encode_frame(3, b"a" * 10), encode_frame(3, b"b" * 10), encode_frame(3, b"c" * 10)]
     blob = bytearray(b"".join(frames))
     blob[len(frames[0]) + 12] ^= 0xFF  # inside the second frame's payload
     p = tmp_path / "000000000001.wal"
     p.write_bytes(bytes(blob))
     got, end = read_segment(p, 1)
-    assert [f.payload for f in got] == [b"a" * 10]
-    assert end == len(frames[0])
+    assert [f.payload for f in got] == [b"a" * 10, b"c" * 10]
+    assert end == len(blob)
 
 
 def test_concurrent_appends_share_fsyncs(tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ executable is found:
 ``AGENTEVAL_PHOENIX=/path/to/venv/bin/phoenix`` (Phoenix in a venv of its own), or
 ``phoenix`` on PATH; otherwise it is skipped, saying why.
 
-It starts Phoenix on free ports with a fresh working directory, exports the demo's
-careful run to its OTLP/HTTP endpoint, reads the spans back through Phoenix's REST API
+It uses the session's Phoenix (the ``phoenix`` fixture, tests/phoenix_server.py: started
+once, on free ports with a fresh working directory), exports the demo's careful run to
+its OTLP/HTTP endpoint, reads the spans back through Phoenix's REST API
 (``/v1/projects/default/spans``, OpenInference span JSON), and imports that export:
 the trajectories and scores are those of the run.
 """
@@ -15,11 +16,7 @@ the trajectories and scores are those of the run.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import socket
-import subprocess
 import time
 import urllib.request
 from pathlib import Path
@@ -31,86 +28,49 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 
 from agenteval.rundir import iter_trials
 
-PHOENIX = os.environ.get("AGENTEVAL_PHOENIX") or shutil.which("phoenix")
-pytestmark = pytest.mark.skipif(
-    not PHOENIX,
-    reason="Phoenix not installed (set AGENTEVAL_PHOENIX to a phoenix executable)",
-)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def _get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=10) as r:
         return json.loads(r.read())
 
 
-def test_phoenix_receives_the_export_and_gives_it_back(tmp_path: Path, cli: Any) -> None:
-    port, grpc = _free_port(), _free_port()
-    env = {
-        **os.environ,
-        "PHOENIX_WORKING_DIR": str(tmp_path / "phoenix"),
-        "PHOENIX_PORT": str(port),
-        "PHOENIX_GRPC_PORT": str(grpc),
-        "PHOENIX_HOST": "127.0.0.1",
-    }
-    log = open(tmp_path / "phoenix.log", "wb")  # noqa: SIM115 - closed below
-    assert PHOENIX is not None
-    server = subprocess.Popen([PHOENIX, "serve"], env=env, stdout=log, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
+def test_phoenix_receives_the_export_and_gives_it_back(
+    tmp_path: Path, cli: Any, phoenix: str
+) -> None:
+    base = phoenix  # the session's Phoenix (tests/phoenix_server.py)
+    demo = tmp_path / "demo"
+    assert cli("demo", "--dir", demo).returncode == 0
+    run = demo / "runs" / "careful"
+    e = cli("export-otel", run, "--otlp-endpoint", base)
+    assert e.returncode == 0, e.stderr
+    m = re.match(r"exported (\d+) traces \((\d+) spans\)", e.stdout)
+    assert m, e.stdout
+    n_traces, n_spans = int(m.group(1)), int(m.group(2))
+    assert n_traces == sum(1 for _ in iter_trials(run))
+    spans: list[Any] = []
+    deadline = time.monotonic() + 30
+    while len(spans) < n_spans and time.monotonic() < deadline:  # ingestion is asynchronous
+        time.sleep(0.5)
+        spans, cursor = [], None
         while True:
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            assert server.poll() is None, (tmp_path / "phoenix.log").read_text()[-2000:]
-            assert time.monotonic() < deadline, "phoenix did not start in 120 s"
-            time.sleep(0.5)
-        demo = tmp_path / "demo"
-        assert cli("demo", "--dir", demo).returncode == 0
-        run = demo / "runs" / "careful"
-        e = cli("export-otel", run, "--otlp-endpoint", base)
-        assert e.returncode == 0, e.stderr
-        m = re.match(r"exported (\d+) traces \((\d+) spans\)", e.stdout)
-        assert m, e.stdout
-        n_traces, n_spans = int(m.group(1)), int(m.group(2))
-        assert n_traces == sum(1 for _ in iter_trials(run))
-        spans: list[Any] = []
-        deadline = time.monotonic() + 30
-        while len(spans) < n_spans and time.monotonic() < deadline:  # ingestion is asynchronous
-            time.sleep(0.5)
-            spans, cursor = [], None
-            while True:
-                q = f"&cursor={cursor}" if cursor else ""
-                page = _get(f"{base}/v1/projects/default/spans?limit=100{q}")
-                spans.extend(page["data"])
-                cursor = page.get("next_cursor")
-                if not cursor:
-                    break
-        assert len(spans) == n_spans
-        roots = [s for s in spans if s["parent_id"] is None]
-        assert len(roots) == n_traces and {s["span_kind"] for s in roots} == {"AGENT"}
-        names = {
-            e["attributes"]["gen_ai.evaluation.name"]
-            for s in roots
-            for e in s["events"]
-            if e["name"] == "gen_ai.evaluation.result"
-        }
-        assert {"exact_match", "tool_call_match", "pii_leakage"} <= names
-        exported = tmp_path / "phoenix-spans.jsonl"
-        exported.write_text("".join(json.dumps(s) + "\n" for s in spans))
-    finally:
-        server.terminate()
-        server.wait(30)
-        log.close()
+            q = f"&cursor={cursor}" if cursor else ""
+            page = _get(f"{base}/v1/projects/default/spans?limit=100{q}")
+            spans.extend(page["data"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+    assert len(spans) == n_spans
+    roots = [s for s in spans if s["parent_id"] is None]
+    assert len(roots) == n_traces and {s["span_kind"] for s in roots} == {"AGENT"}
+    names = {
+        e["attributes"]["gen_ai.evaluation.name"]
+        for s in roots
+        for e in s["events"]
+        if e["name"] == "gen_ai.evaluation.result"
+    }
+    assert {"exact_match", "tool_call_match", "pii_leakage"} <= names
+    exported = tmp_path / "phoenix-spans.jsonl"
+    exported.write_text("".join(json.dumps(s) + "\n" for s in spans))
     back = tmp_path / "back"
     i = cli(
         "import-traces", exported, "--out", back,

@@ -44,6 +44,9 @@ _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?B?|B)?\s*$", re.I)
 
 
+_REPLICA = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "monitor",
@@ -58,6 +61,12 @@ def register(sub: Any) -> None:
         help="where to listen (default 127.0.0.1:4318, OTLP/HTTP's port; port 0: any free one)",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="where windows and the log go")
+    p.add_argument(
+        "--replica",
+        metavar="NAME",
+        help="write shard NAME of each window (DIR/WINDOW/NAME/), for several monitors behind"
+        " the Collector's trace-id routing; give each a stable name (letters, digits, . _ -)",
+    )
     p.add_argument("--window", default="1h", metavar="DURATION", help="window length (1h)")
     p.add_argument(
         "--idle",
@@ -125,6 +134,12 @@ def register(sub: Any) -> None:
         "--export-otlp",
         metavar="URL",
         help="send each score as a gen_ai.evaluation.result event on its trace (OTLP/HTTP)",
+    )
+    p.add_argument(
+        "--export-phoenix",
+        metavar="URL",
+        help="send each score to Arize Phoenix at URL as a span annotation on its trace's root"
+        " span (Phoenix's REST API: Phoenix does not take OTLP logs)",
     )
     p.add_argument(
         "--max-pending-spans",
@@ -238,6 +253,9 @@ def _config(args: argparse.Namespace) -> Any:
         raise InputError(f"--alpha-per-day must be within (0, 1), got {args.alpha_per_day}")
     _url(args.alert_webhook, "--alert-webhook")
     _url(args.export_otlp, "--export-otlp")
+    _url(args.export_phoenix, "--export-phoenix")
+    if args.export_otlp and args.export_phoenix:
+        raise InputError("--export-otlp and --export-phoenix: give one")
     if (args.dataset is None) != (args.join_attr is None):
         raise InputError("--dataset and --join-attr go together")
     conv_idle = duration(args.conversation_idle, "--conversation-idle")
@@ -253,6 +271,11 @@ def _config(args: argparse.Namespace) -> Any:
     if (out / "run.json").exists():
         raise InputError(
             "is a run directory; --out is the monitor's directory of windows", file=out
+        )
+    if args.replica is not None and not _REPLICA.fullmatch(args.replica):
+        raise InputError(
+            f"--replica must be 1-64 letters, digits, '.', '_' or '-' (not first), got"
+            f" {args.replica!r}"
         )
     baseline = Path(args.baseline) if args.baseline else None
     if baseline is not None:
@@ -295,6 +318,7 @@ def _config(args: argparse.Namespace) -> Any:
         conversation_idle_s=conv_idle,
         conversation_max_wait_s=conv_wait,
         settings=settings,
+        replica=args.replica,
     )
 
 
@@ -364,6 +388,7 @@ def run(args: argparse.Namespace) -> int:
             allow_hosts=tuple(args.allow_host),
             webhook=args.alert_webhook,
             export_otlp=args.export_otlp,
+            export_phoenix=args.export_phoenix,
             ready=ready,
             say=say,
         )

@@ -19,8 +19,23 @@ docs/monitor.md is the user's guide.
 
 from __future__ import annotations
 
-from agenteval.monitor.config import MonitorConfig
-from agenteval.monitor.mapping import MapOptions
-from agenteval.monitor.service import Monitor
+from typing import TYPE_CHECKING
+
+from agenteval._util.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from agenteval.monitor.config import MonitorConfig
+    from agenteval.monitor.mapping import MapOptions
+    from agenteval.monitor.service import Monitor
+
+# Imported on first use: a process that needs only the log (agenteval.monitor.wal) does not
+# pay for the mapping, the scorers and the gate (a second of CPU).
+_LAZY = {
+    "MapOptions": "agenteval.monitor.mapping",
+    "Monitor": "agenteval.monitor.service",
+    "MonitorConfig": "agenteval.monitor.config",
+}
+
+__getattr__ = lazy_getattr(globals(), _LAZY)
 
 __all__ = ["MapOptions", "Monitor", "MonitorConfig"]

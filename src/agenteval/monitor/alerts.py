@@ -28,8 +28,6 @@ of that JSON sent in the background (:class:`Webhook`).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ from typing import Any
 from agenteval._util.say import Say
 from agenteval.errors import InputError
 from agenteval.gate import GateResult, compare_runs
-from agenteval.monitor._post import post_json
+from agenteval.monitor._post import Poster
 
 __all__ = ["Webhook", "alert_record", "check_window", "window_alpha"]
 
@@ -94,7 +92,7 @@ def alert_line(rec: dict[str, Any]) -> str:
     return f"agenteval monitor: ALERT window {rec['window']} ({rec['cases']} cases): {why}"
 
 
-class Webhook:
+class Webhook(Poster):
     """POSTs alerts to a URL from a background task: each is retried with exponential
     backoff (``first_delay_s``, doubling, at most ``max_delay_s``) on a connection error
     or a status other than 2xx, up to ``attempts`` times, then dropped with one line. At
@@ -111,67 +109,25 @@ class Webhook:
         timeout_s: float = 10.0,
         max_queued: int = 100,
     ) -> None:
-        self.url = url
-        self._say = say
-        self.attempts = attempts
-        self.first_delay_s = first_delay_s
-        self.max_delay_s = max_delay_s
-        self.timeout_s = timeout_s
-        self.max_queued = max_queued
-        self._queue: list[dict[str, Any]] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self.sent = 0
-        self.dropped = 0
+        super().__init__(
+            url,
+            say,
+            attempts=attempts,
+            first_delay_s=first_delay_s,
+            max_delay_s=max_delay_s,
+            timeout_s=timeout_s,
+            max_queued=max_queued,
+        )
 
     def send(self, record: dict[str, Any]) -> None:
         """Queue one alert (never waits)."""
-        if len(self._queue) >= self.max_queued:
-            self._queue.pop(0)
-            self.dropped += 1
-        self._queue.append(record)
-        self._wake.set()
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+        self._enqueue([record])
 
-    async def _run(self) -> None:
-        import aiohttp  # the webhook's client, only when one is given
+    def body(self, items: list[Any]) -> bytes:
+        return json.dumps(items[0]).encode()
 
-        timeout = aiohttp.ClientTimeout(total=self.timeout_s)
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            while True:
-                if not self._queue:
-                    self._wake.clear()
-                    await self._wake.wait()
-                    continue
-                rec = self._queue.pop(0)
-                if await self._post(session, rec):
-                    self.sent += 1
-                else:
-                    self.dropped += 1
-                    self._say(
-                        f"agenteval monitor: alert webhook {self.url}: gave up on the alert of"
-                        f" window {rec.get('window')} after {self.attempts} attempts"
-                    )
-
-    async def _post(self, session: Any, rec: dict[str, Any]) -> bool:
-        body = json.dumps(rec).encode()
-        return await post_json(
-            session,
-            self.url,
-            body,
-            attempts=self.attempts,
-            first_delay_s=self.first_delay_s,
-            max_delay_s=self.max_delay_s,
+    def gave_up(self, items: list[Any]) -> str:
+        return (
+            f"agenteval monitor: alert webhook {self.url}: gave up on the alert of"
+            f" window {items[0].get('window')} after {self.attempts} attempts"
         )
-
-    async def close(self, wait_s: float = 2.0) -> None:
-        """Give queued alerts ``wait_s`` to go out, then stop."""
-        if self._task is None:
-            return
-        deadline = asyncio.get_running_loop().time() + wait_s
-        while self._queue and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.05)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task

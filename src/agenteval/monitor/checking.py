@@ -22,6 +22,7 @@ reference too: a restart does not try them again).
 from __future__ import annotations
 
 import json
+from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from agenteval._util.say import Say
 from agenteval.errors import InputError
 from agenteval.monitor import alerts
 from agenteval.monitor.journal import Journal, append_lines
-from agenteval.monitor.windows import window_name
+from agenteval.monitor.windows import window_dirs, window_name
 from agenteval.rundir import read_header
 
 __all__ = ["WEEK_S", "Checker"]
@@ -50,8 +51,10 @@ class Checker:
         baseline: Path | None,
         week_earlier: bool | None,
         alpha_per_day: float,
+        replica: str | None = None,
     ) -> None:
         self.out = out
+        self.replica = replica
         self.window_s = window_s
         self.journal = journal
         self._say = say
@@ -90,9 +93,9 @@ class Checker:
         why = f"no closed window a week earlier ({wanted})" if wanted else "no week-earlier window"
         return None, why + " and no --baseline"
 
-    def check(self, run_dir: Path) -> dict[str, Any] | None:
-        """Gate the closed window ``run_dir`` once; the alert's record when it blocks."""
-        name = run_dir.name
+    def check(self, run_dir: Path, name: str) -> dict[str, Any] | None:
+        """Gate the closed window ``name`` (its run directory, or this replica's shard of
+        it, ``run_dir``) once; the alert's record when it blocks."""
         if name in self.journal.checked:
             return None
         monitor = (read_header(run_dir).settings or {}).get("monitor") or {}
@@ -116,13 +119,12 @@ class Checker:
         self.journal.add_checked(name)
         return rec
 
-    def reopen_unfinished(self, parked: dict[int, float]) -> None:
+    def reopen_unfinished(self, parked: dict[int, float], opened: Container[int]) -> None:
         """At start-up: the windows a previous process left unfinished are set aside in
         ``parked`` (the tick closes them on time), and finished ones not checked are
         checked."""
-        for d in sorted(self.out.iterdir()):
-            if d.name.startswith(".") or not (d / "run.json").is_file():
-                continue
+        for d in window_dirs(self.out, self.replica):
+            name = d.name if self.replica is None else d.parent.name
             try:
                 head = read_header(d)
             except InputError:  # not a run: not a window of ours, left alone
@@ -132,15 +134,17 @@ class Checker:
                 continue
             if settings.get("window_s") not in (None, self.window_s):
                 raise InputError(
-                    f"holds windows of {settings['window_s']} s ({d.name}); start the monitor"
+                    f"holds windows of {settings['window_s']} s ({name}); start the monitor"
                     " with the same --window, or give another --out",
                     file=self.out,
                 )
             start = settings.get("window_start")
+            if start in opened:  # opened by the replay already
+                continue
             if head.finished_at is None and isinstance(start, int):
                 parked[start] = 0.0  # opened when a trial comes for it, or to close it
-            elif head.finished_at is not None and d.name not in self.journal.checked:
+            elif head.finished_at is not None and name not in self.journal.checked:
                 try:
-                    self.check(d)
+                    self.check(d, name)
                 except (OSError, InputError) as e:
-                    self._say(f"agenteval monitor: window {d.name} not checked: {e}")
+                    self._say(f"agenteval monitor: window {name} not checked: {e}")

@@ -37,6 +37,9 @@ class MonitorConfig:
     conversation_idle_s: float = 300.0
     conversation_max_wait_s: float = 1800.0
     settings: dict[str, Any] = field(default_factory=dict)
+    replica: str | None = None
+    """``--replica NAME``: this monitor writes shard NAME of each window, its own files in
+    ``DIR/.monitor/NAME`` (:mod:`agenteval.monitor.windows`)."""
 
     @property
     def horizon_s(self) -> float:

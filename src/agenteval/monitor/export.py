@@ -10,7 +10,21 @@ None), ``gen_ai.evaluation.score.label`` (the status) and ``gen_ai.evaluation.ex
 directory name). The resource has ``service.name = agenteval-monitor``.
 
 Records are posted as OTLP/JSON (hex ids) to ``URL/v1/logs`` (``URL`` as given when it
-already ends in ``/v1/logs``), up to :data:`BATCH` a request, from a background task: a
+already ends in ``/v1/logs``), up to :data:`BATCH` a request.
+
+``--export-phoenix URL`` (Arize Phoenix ingests OTLP traces only: ``/v1/logs`` answers
+405): each score is a Phoenix **span annotation** on the root span of the trace scored,
+posted to ``URL/v1/span_annotations`` (Phoenix's REST API) as ``{"data": [...]}``, up to
+:data:`PHOENIX_BATCH` a request: ``name`` the scorer, ``annotator_kind`` ``CODE``,
+``result`` ``{label: the status, score: the value (left out when None), explanation: the
+reason}``, ``metadata`` ``{trace_id, case_id, window}``, and ``identifier``
+``agenteval-monitor`` (Phoenix updates an annotation of the same name, span and
+identifier in place, so a score sent twice is stored once). They are posted with
+``?sync=true``: Phoenix answers 200 once they are stored, and 404 when it does not have a
+span they name (not ingested yet, or never sent there), which is retried as any failure;
+so a batch naming a span Phoenix never gets is dropped whole, after its retries.
+
+Either way records go from a background task: a
 connection error or a status other than 2xx is retried with exponential backoff (0.5 s,
 doubling, at most 30 s, 6 attempts), then the batch is dropped and counted. At most
 ``max_queued`` records wait; beyond, the oldest are dropped and counted. Ingestion never
@@ -19,20 +33,20 @@ waits for the backend.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import time
 from typing import Any
 
 from agenteval._util.say import Say
-from agenteval.monitor._post import post_json
+from agenteval.monitor._post import Poster
 from agenteval.scoring.score import Score
 
-__all__ = ["BATCH", "EvaluationExport", "evaluation_attributes"]
+__all__ = ["BATCH", "PHOENIX_BATCH", "EvaluationExport", "evaluation_attributes"]
 
 BATCH = 512
 """Records per request at most."""
+PHOENIX_BATCH = 100
+"""Span annotations per request at most (to Phoenix)."""
 
 
 def evaluation_attributes(name: str, s: Score) -> dict[str, Any]:
@@ -58,6 +72,23 @@ def _value(v: Any) -> dict[str, Any]:
     return {"stringValue": str(v)}
 
 
+def _annotation(
+    trace_id: str, span_id: str, case_id: str, window: str, name: str, s: Score
+) -> dict[str, Any]:
+    """One score as a Phoenix span annotation (module docstring)."""
+    result: dict[str, Any] = {"label": s.status, "explanation": s.reason}
+    if s.value is not None:
+        result["score"] = float(s.value)
+    return {
+        "span_id": span_id,
+        "name": name,
+        "annotator_kind": "CODE",
+        "result": result,
+        "metadata": {"trace_id": trace_id, "case_id": case_id, "window": window},
+        "identifier": "agenteval-monitor",
+    }
+
+
 def _record(trace_id: str, span_id: str, attrs: dict[str, Any], now_ns: int) -> dict[str, Any]:
     return {
         "timeUnixNano": str(now_ns),
@@ -69,7 +100,7 @@ def _record(trace_id: str, span_id: str, attrs: dict[str, Any], now_ns: int) -> 
     }
 
 
-class EvaluationExport:
+class EvaluationExport(Poster):
     """The background sender (module docstring)."""
 
     def __init__(
@@ -81,87 +112,67 @@ class EvaluationExport:
         first_delay_s: float = 0.5,
         max_delay_s: float = 30.0,
         max_queued: int = 100_000,
+        phoenix: bool = False,
     ) -> None:
-        self.url = url if url.rstrip("/").endswith("/v1/logs") else url.rstrip("/") + "/v1/logs"
-        self._say = say
-        self.attempts = attempts
-        self.first_delay_s = first_delay_s
-        self.max_delay_s = max_delay_s
-        self.max_queued = max_queued
-        self._queue: list[dict[str, Any]] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self.sent = 0
-        self.dropped = 0
+        self.phoenix = phoenix
+        """Span annotations to Phoenix's REST API, not OTLP events (module docstring)."""
+        path = "/v1/span_annotations" if phoenix else "/v1/logs"
+        url = url if url.rstrip("/").endswith(path) else url.rstrip("/") + path
+        if phoenix:  # 200 once stored; a span Phoenix lacks is 404, so retried
+            url += "?sync=true"
+        super().__init__(
+            url,
+            say,
+            attempts=attempts,
+            first_delay_s=first_delay_s,
+            max_delay_s=max_delay_s,
+            timeout_s=10.0,
+            max_queued=max_queued,
+        )
+        self.flag = "--export-phoenix" if phoenix else "--export-otlp"
+        self.batch = PHOENIX_BATCH if phoenix else BATCH
 
     def add(
         self, trace_id: str, span_id: str, case_id: str, window: str, scores: dict[str, Score]
     ) -> None:
         """Queue the events of one trial's scores (never waits)."""
-        now = time.time_ns()
-        for name, s in scores.items():
-            attrs = evaluation_attributes(name, s)
-            attrs["agenteval.case.id"] = case_id
-            attrs["agenteval.window"] = window
-            self._queue.append(_record(trace_id, span_id, attrs, now))
-        over = len(self._queue) - self.max_queued
-        if over > 0:
-            del self._queue[:over]
-            self.dropped += over
-        self._wake.set()
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        import aiohttp  # the exporter's client, only when --export-otlp is given
-
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
-            while True:
-                if not self._queue:
-                    self._wake.clear()
-                    await self._wake.wait()
-                    continue
-                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
-                if await self._post(session, batch):
-                    self.sent += len(batch)
-                else:
-                    self.dropped += len(batch)
-                    self._say(
-                        f"agenteval monitor: --export-otlp {self.url}: dropped {len(batch)}"
-                        f" evaluation events after {self.attempts} attempts"
-                    )
-
-    async def _post(self, session: Any, batch: list[dict[str, Any]]) -> bool:
-        doc = {
-            "resourceLogs": [
-                {
-                    "resource": {
-                        "attributes": [
-                            {"key": "service.name", "value": {"stringValue": "agenteval-monitor"}}
-                        ]
-                    },
-                    "scopeLogs": [{"scope": {"name": "agenteval.monitor"}, "logRecords": batch}],
-                }
+        if self.phoenix:
+            items = [
+                _annotation(trace_id, span_id, case_id, window, name, s)
+                for name, s in scores.items()
             ]
-        }
-        body = json.dumps(doc).encode()
-        return await post_json(
-            session,
-            self.url,
-            body,
-            attempts=self.attempts,
-            first_delay_s=self.first_delay_s,
-            max_delay_s=self.max_delay_s,
+        else:
+            now = time.time_ns()
+            items = []
+            for name, s in scores.items():
+                attrs = evaluation_attributes(name, s)
+                attrs["agenteval.case.id"] = case_id
+                attrs["agenteval.window"] = window
+                items.append(_record(trace_id, span_id, attrs, now))
+        self._enqueue(items)
+
+    def body(self, items: list[Any]) -> bytes:
+        doc = {"data": items} if self.phoenix else _otlp(items)
+        return json.dumps(doc).encode()
+
+    def gave_up(self, items: list[Any]) -> str:
+        return (
+            f"agenteval monitor: {self.flag} {self.url}: dropped {len(items)}"
+            f" evaluations after {self.attempts} attempts"
         )
 
-    async def close(self, wait_s: float = 2.0) -> None:
-        """Give queued events ``wait_s`` to go out, then stop."""
-        if self._task is None:
-            return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait_s
-        while self._queue and loop.time() < deadline:
-            await asyncio.sleep(0.05)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+
+def _otlp(batch: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ExportLogsServiceRequest (OTLP/JSON) of ``batch``."""
+    return {
+        "resourceLogs": [
+            {
+                "resource": {
+                    "attributes": [
+                        {"key": "service.name", "value": {"stringValue": "agenteval-monitor"}}
+                    ]
+                },
+                "scopeLogs": [{"scope": {"name": "agenteval.monitor"}, "logRecords": batch}],
+            }
+        ]
+    }

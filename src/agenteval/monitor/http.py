@@ -32,6 +32,8 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 from aiohttp import web
 
@@ -41,10 +43,11 @@ from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.monitor.service import Monitor
 from agenteval.monitor.wal import WalFull
-from agenteval.traces.bodies import BodyError, decode_content
-from agenteval.traces.logs import decode_logs_body
+from agenteval.traces.bodies import BodyError
+from agenteval.traces.logs import LogRecord, decode_logs_body
 from agenteval.traces.otlp import decode_body
-from agenteval.traces.receiver import MAX_BODY, protobuf_available
+from agenteval.traces.receiver import MAX_BODY, protobuf_available, read_otlp_body
+from agenteval.traces.records import SpanRecord
 
 __all__ = ["MonitorServer", "bind"]
 
@@ -55,7 +58,6 @@ METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _JSON = "application/json"
 _PROTOBUF_TYPE = "application/x-protobuf"
 _NO_TRACE_ID = "spans without a trace id (missing or all zeros) cannot be joined to a trace"
-_PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
 _LOGGED = 5
 
 
@@ -161,28 +163,10 @@ class MonitorServer:
         return None
 
     async def _body(self, request: web.Request, signal: str) -> tuple[bool, bytes] | web.Response:
-        refused = self._host_refusal(request, signal)
-        if refused is not None:
-            return refused
-        ctype = request.content_type.lower()
-        if ctype != _JSON and ctype not in _PROTOBUF:
-            return self._refuse(
-                signal, 415, f"unsupported content type {ctype!r}: send application/x-protobuf"
-                " or application/json"
-            )  # fmt: skip
-        if ctype in _PROTOBUF and not self._protobuf:
-            return self._refuse(
-                signal, 415, "OTLP protobuf needs opentelemetry-proto (extra otel); send json"
+        try:
+            ctype, body = await read_otlp_body(
+                request, hosts=self._hosts, protobuf=self._protobuf, max_body=self.max_body
             )
-        length = request.content_length
-        if length is not None and length > self.max_body:
-            return self._refuse(signal, 413, f"body of {length} bytes is over {self.max_body}")
-        try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return self._refuse(signal, 413, f"body is over {self.max_body} bytes")
-        try:
-            body = decode_content(body, request.headers.get("Content-Encoding", ""), self.max_body)
         except BodyError as e:
             return self._refuse(signal, e.status, e.message)
         return ctype == _JSON, body
@@ -211,55 +195,50 @@ class MonitorServer:
         return self._busy(signal, 503, str(e))
 
     async def _traces(self, request: web.Request) -> web.Response:
-        got = await self._body(request, "traces")
-        if isinstance(got, web.Response):
-            return got
-        json_body, body = got
-        ctype = _JSON if json_body else "application/x-protobuf"
-        try:
-            spans = decode_body(body, ctype, "OTLP request body")
-        except InputError as e:
-            return self._refuse("traces", 400, str(e))
-        except (ValueError, RecursionError) as e:
-            return self._refuse("traces", 400, f"OTLP body cannot be read ({type(e).__name__})")
-        rejected = sum(1 for s in spans if not s.trace_id)
-        if rejected == len(spans):  # nothing to keep: nothing logged
-            self.monitor.metrics.rejected_spans += rejected
-            return self._ok("traces", json_body, rejected)
-        if self.monitor.over_memory(len(spans)):
-            return self._busy(
-                "traces", 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
-            )
-        try:
-            await self.monitor.ingest_spans(body, json_body, spans)
-        except WalFull as e:
-            return self._wal_refusal("traces", e)
-        self._full_logged = False
-        return self._ok("traces", json_body, rejected)
+        return await self._ingest(request, "traces")
 
     async def _logs(self, request: web.Request) -> web.Response:
-        got = await self._body(request, "logs")
+        return await self._ingest(request, "logs")
+
+    async def _ingest(self, request: web.Request, signal: str) -> web.Response:
+        """``/v1/traces`` and ``/v1/logs``: read, decode, bound, log, acknowledge. Spans
+        without a trace id are rejected (a partial success); log records without one are
+        dropped quietly (nothing to join), as ``import-traces`` drops them."""
+        got = await self._body(request, signal)
         if isinstance(got, web.Response):
             return got
         json_body, body = got
         ctype = _JSON if json_body else "application/x-protobuf"
+        traces = signal == "traces"
+        what = "OTLP" if traces else "OTLP logs"
+        items: list[SpanRecord] | list[LogRecord]
+        ingest: Callable[[], Awaitable[None]]
         try:
-            records = decode_logs_body(body, ctype, "OTLP logs request body")
+            if traces:
+                spans = items = decode_body(body, ctype, f"{what} request body")
+                ingest = partial(self.monitor.ingest_spans, body, json_body, spans)
+            else:
+                records = items = decode_logs_body(body, ctype, f"{what} request body")
+                ingest = partial(self.monitor.ingest_logs, body, json_body, records)
         except InputError as e:
-            return self._refuse("logs", 400, str(e))
+            return self._refuse(signal, 400, str(e))
         except (ValueError, RecursionError) as e:
-            return self._refuse("logs", 400, f"OTLP logs body cannot be read ({type(e).__name__})")
-        if not any(r.trace_id for r in records):
-            return self._ok("logs", json_body)
-        if self.monitor.over_memory(len(records)):
+            return self._refuse(signal, 400, f"{what} body cannot be read ({type(e).__name__})")
+        missing = sum(1 for x in items if not x.trace_id)
+        rejected = missing if traces else 0
+        if missing == len(items):  # nothing to keep: nothing logged
+            self.monitor.metrics.rejected_spans += rejected
+            return self._ok(signal, json_body, rejected)
+        if self.monitor.over_memory(len(items)):
             return self._busy(
-                "logs", 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
+                signal, 429, f"over {self.monitor.config.max_pending_spans} spans in flight"
             )
         try:
-            await self.monitor.ingest_logs(body, json_body, records)
+            await ingest()
         except WalFull as e:
-            return self._wal_refusal("logs", e)
-        return self._ok("logs", json_body)
+            return self._wal_refusal(signal, e)
+        self._full_logged = False
+        return self._ok(signal, json_body, rejected)
 
     async def _metrics(self, request: web.Request) -> web.Response:
         refused = self._host_refusal(request, "metrics")

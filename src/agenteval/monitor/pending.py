@@ -124,6 +124,23 @@ class Tracker:
             self.done[t.trace_id] = now
         return out
 
+    def make_room(self, target: int) -> list[PendingTrace]:
+        """Take traces out of flight until at most ``target`` spans are held, as :meth:`due`
+        does (for a replay over the memory bound: the log after a restart may hold more
+        than the bound allows in flight). Those whose root span has ended go first (their
+        spans are most likely all there), oldest first, then the oldest of the others."""
+        order = sorted(self.pending.values(), key=lambda t: (not t.root_ended, t.first))
+        out: list[PendingTrace] = []
+        now = max((t.last for t in order), default=0.0)
+        for t in order:
+            if self.spans <= target:
+                break
+            del self.pending[t.trace_id]
+            self.spans -= len(t.spans) + len(t.logs)
+            self.done[t.trace_id] = now
+            out.append(t)
+        return out
+
     def restore(self, traces: Iterable[PendingTrace], now: float) -> None:
         """Put traces taken by :meth:`due` back in flight (their scoring failed): they are
         due again at the next call (their first arrival is kept)."""

@@ -2,8 +2,8 @@
 
 :func:`serve` opens the :class:`~agenteval.monitor.service.Monitor` (lock, replay), binds
 and serves, calls ``ready(endpoint)`` once requests are answered (the command line prints
-``listening on http://HOST:PORT``; with ``export_otlp`` each score is sent there,
-:mod:`agenteval.monitor.export`), then ticks every ``tick_s`` until ``stop`` is set.
+``listening on http://HOST:PORT``; with ``export_otlp`` or ``export_phoenix`` each score
+is sent there, :mod:`agenteval.monitor.export`), then ticks every ``tick_s`` until ``stop`` is set.
 Stopping closes the server first (no request is acknowledged after), then the monitor:
 traces still in flight stay in the write-ahead log for the next start.
 """
@@ -32,6 +32,7 @@ async def serve(
     allow_hosts: tuple[str, ...] = (),
     webhook: str | None = None,
     export_otlp: str | None = None,
+    export_phoenix: str | None = None,
     ready: Callable[[str], None] | None = None,
     say: Say = log_warning,
 ) -> None:
@@ -46,6 +47,8 @@ async def serve(
     if hook is not None:
         monitor.on_alert = hook.send
     export = EvaluationExport(export_otlp, say) if export_otlp else None
+    if export_phoenix:
+        export = EvaluationExport(export_phoenix, say, phoenix=True)
     if export is not None:
         monitor.on_scored = export.add
         monitor.metrics.gauges["evaluations_exported"] = lambda: export.sent

@@ -56,8 +56,8 @@ from agenteval.monitor.judging import JudgeStage
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import Tracker
 from agenteval.monitor.staging import Staging
-from agenteval.monitor.wal import Frame, WriteAheadLog
-from agenteval.monitor.windows import Window, window_name
+from agenteval.monitor.wal import Logged, WriteAheadLog
+from agenteval.monitor.windows import Window, check_layout, close_at, far_ahead, window_name
 from agenteval.monitor.writing import Item, Scored, WindowSet
 from agenteval.rundir.lock import RunLock
 from agenteval.scoring.apply import Scorers
@@ -89,6 +89,8 @@ class Monitor:
         self.judge = judge
         self._say = say
         self.state = config.out / STATE
+        if config.replica is not None:
+            self.state = self.state / config.replica
         self.metrics = Metrics()
         self.tracker = Tracker(
             idle_s=config.idle_s, max_wait_s=config.max_wait_s, horizon_s=config.horizon_s
@@ -102,6 +104,7 @@ class Monitor:
             settings={**config.settings, **judged},
             max_open=config.max_open_windows,
             extra_specs=judge.specs if judge is not None else None,
+            replica=config.replica,
         )
         self.conversations = None
         if config.mapping.group == "conversation":
@@ -138,6 +141,7 @@ class Monitor:
             baseline=c.baseline,
             week_earlier=c.week_earlier,
             alpha_per_day=c.alpha_per_day,
+            replica=c.replica,
         )
 
     @property
@@ -159,6 +163,7 @@ class Monitor:
 
     def open(self) -> None:
         """Lock ``DIR/.monitor``, read the done log, replay the write-ahead log."""
+        check_layout(self.config.out, self.config.replica)
         self.state.mkdir(parents=True, exist_ok=True)
         try:
             self._lock = RunLock.acquire(self.state, "agenteval monitor")
@@ -185,6 +190,18 @@ class Monitor:
                 f"agenteval monitor: cut a torn tail of {wal.torn_bytes} bytes off the"
                 " write-ahead log (a request never acknowledged)"
             )
+        if wal.corrupt_frames:
+            self._say(
+                f"agenteval monitor: skipped {wal.corrupt_frames} frame(s) of the write-ahead"
+                f" log ({wal.corrupt_bytes} bytes) whose CRC did not match (a damaged disk or"
+                " file): those requests, acknowledged or not, are lost; the frames after"
+                " them were read"
+            )
+        for seq, n in wal.unreadable.items():
+            self._say(
+                f"agenteval monitor: the last {n} bytes of write-ahead log segment {seq} cannot"
+                " be read as frames (a damaged frame header); left on disk, not replayed"
+            )
         self._replay(frames)
         self._release_segments()
         self.metrics.gauges.update(
@@ -193,12 +210,16 @@ class Monitor:
             wal_segments=lambda: self.wal.depth,
             wal_bytes=lambda: self.wal.total_bytes,
             windows_open=lambda: len(self.windows) + len(self.parked) + self._closing,
+            wal_corrupt_frames=lambda: self.wal.corrupt_frames,
         )
 
-    def _replay(self, frames: list[Frame]) -> None:
+    def _replay(self, frames: Logged) -> None:
         now = time.monotonic()
         spans = 0
+        early: set[str] = set()
         for f in frames:
+            if self.tracker.spans > self.config.max_pending_spans:
+                early.update(self._make_room())
             signal = "traces" if f.kind in (1, 2) else "logs"
             ctype = "application/json" if f.kind in (1, 3) else "application/x-protobuf"
             try:
@@ -206,6 +227,8 @@ class Monitor:
                     got = decode_body(f.payload, ctype, "write-ahead log")
                     self._add_spans(got, f.segment, now, replay=True)
                     spans += len(got)
+                    if early:  # spans of a trace scored early are late, and counted
+                        self.metrics.late_spans += sum(1 for x in got if x.trace_id in early)
                 else:
                     self.tracker.add_logs(decode_logs_body(f.payload, ctype), f.segment, now)
             except (ValueError, RecursionError):  # InputError included: checked when logged
@@ -215,6 +238,31 @@ class Monitor:
                 f"agenteval monitor: replayed {len(frames)} logged requests ({spans} spans);"
                 f" {len(self.tracker.pending)} traces in flight"
             )
+        if early:
+            self._say(
+                f"agenteval monitor: scored {len(early)} traces during the replay, before the"
+                f" end of the log, to stay within --max-pending-spans"
+                f" {self.config.max_pending_spans}"
+            )
+
+    def _make_room(self) -> list[str]:
+        """During the replay, over ``--max-pending-spans``: score traces now to make room
+        (:meth:`~agenteval.monitor.pending.Tracker.make_room`); their ids. Conversations
+        are held and trials to judge start their judging, as in :meth:`tick`."""
+        taken = self.tracker.make_room(self.config.max_pending_spans // 2)
+        items, held, notes = self.staging.map(taken, [])
+        for note in notes[:5]:
+            self._say(f"agenteval monitor: {note}")
+        self.staging.hold(held, time.monotonic())
+        try:
+            asyncio.get_running_loop()
+            ready = self.staging.judge_or_ready(items)
+        except RuntimeError:  # open() outside serve(): no loop to judge on; written as is
+            ready = items
+        got = self.store.write(ready, self._journal)
+        self.tracker.settled([t for i in ready for t in i.traces])
+        self._count(got)
+        return [t.trace_id for t in taken]
 
     # -- ingest -----------------------------------------------------------------------
 
@@ -341,12 +389,12 @@ class Monitor:
         closing: list[Window | int] = [
             w
             for w in self.windows.values()
-            if now >= max(w.end, w.last_write) + delay and w.start not in holding
+            if now >= close_at(w.start, ws, w.last_write, delay, now) and w.start not in holding
         ]
         closing += [
             s
             for s, last in self.parked.items()
-            if now >= max(s + ws, last) + delay and s not in holding
+            if now >= close_at(s, ws, last, delay, now) and s not in holding
         ]
         for w in closing:
             if isinstance(w, Window):
@@ -385,12 +433,16 @@ class Monitor:
                 wal.release(seq)
 
     def _close(self, w: Window | int) -> dict[str, Any] | None:
-        """In the scoring thread: close the window, gate it."""
-        return self.checker.check(self.store.close(w))
+        """In the scoring thread: close the window, gate it (not a window far ahead of
+        the clock: a broken clock's window is gated when its time comes, if ever)."""
+        run_dir, name, start = self.store.close(w)
+        if far_ahead(start, self.config.window_s, time.time()):
+            return None
+        return self.checker.check(run_dir, name)
 
     def reopen_unfinished(self) -> None:
         """At start-up (:meth:`~agenteval.monitor.checking.Checker.reopen_unfinished`)."""
-        self.checker.reopen_unfinished(self.parked)
+        self.checker.reopen_unfinished(self.parked, self.windows)
 
     async def close(self) -> None:
         """Stop: release every window (unfinished ones stay unfinished: a restart closes

@@ -8,11 +8,24 @@ sequence of **frames**::
     kind    u8               what the payload is (:data:`KINDS`)
     payload length bytes     the request body, decompressed
 
-A frame is valid when all of its bytes are there and its CRC matches. Reading a segment
-(:func:`read_segment`) stops at the first invalid frame: a process killed mid-write
-leaves a **torn tail** (a frame cut short, or bytes that were never synced), which is
-detected and dropped, never read as data. :meth:`WriteAheadLog.open` cuts such a tail off
-the newest segment before appending after it. A segment name that is not a regular file
+A frame is valid when all of its bytes are there and its CRC matches; only valid frames
+are ever read as data. Reading a segment (:func:`scan_segment`):
+
+- a process killed mid-write leaves a **torn tail** (a frame cut short, or bytes that were
+  never synced, so never acknowledged): reading stops there, and
+  :meth:`WriteAheadLog.open` cuts it off the newest segment;
+- a **corrupt frame** (all its bytes there, its CRC wrong: a flipped bit on a damaged disk)
+  whose length is confirmed, because a valid frame starts right where it ends, is
+  **skipped**, and the frames after it are read: one bad frame loses one request, not
+  the rest of its segment. It is counted (:attr:`WriteAheadLog.corrupt_frames`, the
+  ``wal_corrupt_frames`` gauge) and the monitor says so in one line: it may have been
+  acknowledged;
+- bytes that cannot be read as frames in a segment older than the newest (a damaged
+  length hides where the next frame starts; those frames were all acknowledged, since a
+  segment is only left after its last write was synced) are **not** cut: they are left on
+  disk, counted (:attr:`WriteAheadLog.unreadable_bytes`) and named in one line.
+
+A segment name that is not a regular file
 (a symlink, a directory) is refused (:class:`~agenteval.errors.InputError`): cutting a
 symlink's tail would cut a file outside the log.
 
@@ -49,7 +62,16 @@ from pathlib import Path
 
 from agenteval.errors import InputError
 
-__all__ = ["KINDS", "Frame", "WalFull", "WriteAheadLog", "read_segment"]
+__all__ = [
+    "KINDS",
+    "Frame",
+    "Logged",
+    "Scan",
+    "WalFull",
+    "WriteAheadLog",
+    "read_segment",
+    "scan_segment",
+]
 
 KINDS = {1: "traces/json", 2: "traces/protobuf", 3: "logs/json", 4: "logs/protobuf"}
 """The kinds of payload a frame holds: which OTLP signal, in which encoding."""
@@ -85,23 +107,100 @@ def encode_frame(kind: int, payload: bytes) -> bytes:
     return _HEAD.pack(len(payload), crc, kind) + payload
 
 
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What :func:`scan_segment` read: the valid frames, where the readable part ends, and
+    the corrupt frames skipped on the way, as (offset, size) pairs."""
+
+    frames: list[Frame]
+    end: int
+    skipped: list[tuple[int, int]]
+
+
+def _frame_at(data: bytes, at: int) -> tuple[int, bool] | None:
+    """Where the frame at ``at`` ends and whether it is valid (its CRC matches, its kind is
+    one); None when no frame can start there (too few bytes, an impossible length, or cut
+    short)."""
+    if at + _HEAD.size > len(data):
+        return None
+    length, crc, kind = _HEAD.unpack_from(data, at)
+    start = at + _HEAD.size
+    if length > MAX_PAYLOAD or start + length > len(data):
+        return None
+    payload = memoryview(data)[start : start + length]
+    ok = kind in KINDS and zlib.crc32(payload, zlib.crc32(bytes([kind]))) == crc
+    return start + length, ok
+
+
+def _walk(data: bytes) -> Iterator[tuple[int, int, bool]]:
+    """(offset, end, valid) of each frame read (module docstring), a skipped corrupt one
+    with ``valid`` False; stops at a torn or unreadable tail."""
+    at = 0
+    while (got := _frame_at(data, at)) is not None:
+        stop, ok = got
+        if not ok:
+            after = _frame_at(data, stop)
+            if after is None or not after[1]:
+                return  # nothing confirms its length: the tail from here is unreadable
+        yield at, stop, ok
+        at = stop
+
+
+def scan_segment(path: Path, segment: int = 0, *, payloads: bool = True) -> Scan:
+    """The frames of one segment file (module docstring: a torn tail ends the reading, a
+    corrupt frame followed by a valid one is skipped); without ``payloads``, the frames'
+    payloads are left empty (:meth:`WriteAheadLog.open` reads them again when replayed)."""
+    data = path.read_bytes()
+    frames: list[Frame] = []
+    skipped: list[tuple[int, int]] = []
+    end = 0
+    for at, stop, ok in _walk(data):
+        if ok:
+            payload = data[at + _HEAD.size : stop] if payloads else b""
+            frames.append(Frame(segment, at, data[at + 8], payload))
+        else:
+            skipped.append((at, stop - at))
+        end = stop
+    return Scan(frames, end, skipped)
+
+
+class Logged:
+    """The valid frames :meth:`WriteAheadLog.open` found, read again a segment at a time
+    each time this is iterated: a log of many segments is never all in memory at once
+    (at most one segment's bytes, ``segment_bytes``, and the frame being decoded). The
+    CRCs were checked by the scan; iterating follows the frame lengths to where the scan
+    stopped, leaving out the frames it skipped."""
+
+    def __init__(self) -> None:
+        self._segments: list[tuple[int, Path, int, frozenset[int]]] = []
+        self._count = 0
+
+    def add(self, seq: int, path: Path, scan: Scan) -> None:
+        skipped = frozenset(at for at, _ in scan.skipped)
+        self._segments.append((seq, path, scan.end, skipped))
+        self._count += len(scan.frames)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Frame]:
+        for seq, path, end, skipped in self._segments:
+            data = path.read_bytes()
+            at = 0
+            while at < end:
+                length, _crc, kind = _HEAD.unpack_from(data, at)
+                stop = at + _HEAD.size + length
+                if at not in skipped:
+                    yield Frame(seq, at, kind, data[at + _HEAD.size : stop])
+                at = stop
+            del data
+
+
 def read_segment(path: Path, segment: int = 0) -> tuple[list[Frame], int]:
     """The valid frames of one segment file and the offset where they end (the file's
     length when nothing is torn)."""
-    data = path.read_bytes()
-    frames: list[Frame] = []
-    at = 0
-    while at + _HEAD.size <= len(data):
-        length, crc, kind = _HEAD.unpack_from(data, at)
-        start = at + _HEAD.size
-        if length > MAX_PAYLOAD or start + length > len(data) or kind not in KINDS:
-            break
-        payload = data[start : start + length]
-        if zlib.crc32(payload, zlib.crc32(bytes([kind]))) != crc:
-            break
-        frames.append(Frame(segment, at, kind, payload))
-        at = start + length
-    return frames, at
+    scan = scan_segment(path, segment)
+    return scan.frames, scan.end
 
 
 def _fsync_dir(d: Path) -> None:
@@ -134,6 +233,11 @@ class WriteAheadLog:
         self.fsyncs = 0
         self.torn_bytes = 0
         """Bytes of torn tails cut off when the log was opened."""
+        self.corrupt_frames = 0
+        self.corrupt_bytes = 0
+        """Corrupt frames skipped when the log was opened, and their bytes."""
+        self.unreadable: dict[int, int] = {}
+        """Segment → bytes at its end that could not be read as frames (left on disk)."""
 
     @classmethod
     def open(
@@ -143,24 +247,32 @@ class WriteAheadLog:
         segment_bytes: int = 64 << 20,
         max_bytes: int = 1 << 30,
         segment_s: float = 60.0,
-    ) -> tuple[WriteAheadLog, list[Frame]]:
+    ) -> tuple[WriteAheadLog, Logged]:
         """Open (or create) the log in ``directory``: every valid frame already there, in
-        order, and the log ready to append (a torn tail cut off the newest segment)."""
+        order (read back lazily: :class:`Logged`), and the log ready to append (a torn tail
+        cut off the newest segment)."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         wal = cls(d, segment_bytes=segment_bytes, max_bytes=max_bytes, segment_s=segment_s)
-        frames: list[Frame] = []
-        for seq, path in wal._segments():
-            got, end = read_segment(path, seq)
-            frames.extend(got)
-            size = path.stat().st_size
-            if end < size:  # a torn tail (only the newest segment can have one)
+        frames = Logged()
+        segments = list(wal._segments())
+        newest = segments[-1][0] if segments else 0
+        for seq, path in segments:
+            scan = scan_segment(path, seq, payloads=False)
+            frames.add(seq, path, scan)  # read again when replayed: a segment at a time
+            wal.corrupt_frames += len(scan.skipped)
+            wal.corrupt_bytes += sum(n for _, n in scan.skipped)
+            size, end = path.stat().st_size, scan.end
+            if end < size and seq == newest:  # a torn tail: never acknowledged
                 wal.torn_bytes += size - end
                 with open(path, "r+b") as f:
                     f.truncate(end)
                     os.fsync(f.fileno())
-            wal.sizes[seq] = end
-            wal._total += end
+                size = end
+            elif end < size:  # acknowledged frames behind a damaged one: kept on disk
+                wal.unreadable[seq] = size - end
+            wal.sizes[seq] = size
+            wal._total += size
         wal._start_segment(max(wal.sizes, default=0) + 1)
         return wal, frames
 

@@ -7,6 +7,13 @@ epoch (``--window 1h``: 00:00-01:00 UTC, 01:00-02:00...); the directory is named
 window's start in UTC: ``2026-12-02T01`` for whole hours, ``2026-12-02T0130`` for whole
 minutes, ``2026-12-02T013005`` otherwise.
 
+With ``--replica NAME`` (several monitors behind the OpenTelemetry Collector's trace-id
+routing, docs/monitor.md) each writes its own **shard** of a window, ``DIR/<window>/NAME/``,
+an ordinary run directory; ``DIR/<window>`` is then a sharded run, which every command that
+reads a run reads as one (:func:`~agenteval.rundir.header.shard_dirs`). A ``DIR`` holds
+windows of one layout: :func:`check_layout` refuses a replica on windows written without
+one, and the other way round.
+
 A window directory is a run written by ``agenteval monitor`` (``run.json`` of kind
 ``score``, ``cases.jsonl``, ``trials.jsonl``, ``run.lock``): while the monitor writes it,
 it holds the run's lock, so ``report`` covers the trials written so far (and says so)
@@ -34,15 +41,25 @@ from typing import Any
 
 from agenteval.cases.case import Case
 from agenteval.dataset.ref import DatasetRef
+from agenteval.errors import InputError
 from agenteval.monitor.mapping import Made
 from agenteval.rundir import RunHeader, RunWriter, iter_trials
 from agenteval.rundir.cases import load_run_cases
-from agenteval.rundir.header import CASES, TRIALS
+from agenteval.rundir.header import CASES, HEADER, TRIALS, shard_dirs
 from agenteval.rundir.writer import case_line
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import Score
 
-__all__ = ["Window", "window_header", "window_name", "window_start"]
+__all__ = [
+    "Window",
+    "check_layout",
+    "close_at",
+    "far_ahead",
+    "window_dirs",
+    "window_header",
+    "window_name",
+    "window_start",
+]
 
 
 def window_start(t: float, window_s: int) -> int:
@@ -80,10 +97,14 @@ def _cut_torn_line(path: Path) -> None:
 class Window:
     """One window's run directory, open for appending (module docstring)."""
 
-    def __init__(self, writer: RunWriter, start: int, end: int, keep_cases: bool) -> None:
+    def __init__(
+        self, writer: RunWriter, start: int, end: int, keep_cases: bool, name: str
+    ) -> None:
         self.writer = writer
         self.start = start
         self.end = end
+        self.name = name
+        """The window's name (its directory's, or its shard's parent's)."""
         self.dir = writer.run_dir
         self.keys: set[int] = set()
         """64-bit hashes of the ``trace_id:span_id`` of every trial held."""
@@ -102,18 +123,27 @@ class Window:
 
     @classmethod
     def open(
-        cls, out: Path, start: int, window_s: int, header: RunHeader, *, keep_cases: bool
+        cls,
+        out: Path,
+        start: int,
+        window_s: int,
+        header: RunHeader,
+        *,
+        keep_cases: bool,
+        replica: str | None = None,
     ) -> Window:
-        """Create the window's run directory, or reopen it (what it holds read back)."""
-        d = out / window_name(start, window_s)
-        resume = (d / "run.json").exists()
+        """Create the window's run directory (its shard ``replica``), or reopen it (what
+        it holds read back)."""
+        name = window_name(start, window_s)
+        d = _layout_checked(out / name, replica)
+        resume = (d / HEADER).exists()
         if resume:
             _cut_torn_line(d / CASES)
             writer, _done, _notes = RunWriter.open_resume(d, command="agenteval monitor")
         else:
             writer = RunWriter.create(d, header, command="agenteval monitor")
         try:  # a failure past here (too many open files...) must not keep the lock
-            w = cls(writer, start, start + window_s, keep_cases)
+            w = cls(writer, start, start + window_s, keep_cases, name)
         except BaseException:
             writer.close()
             raise
@@ -201,6 +231,61 @@ class Window:
             self._cases_fh.close()
         finally:
             self.writer.close()
+
+
+def far_ahead(start: int, window_s: int, now: float) -> bool:
+    """Whether the window beginning at ``start`` begins more than one window length after
+    ``now`` (the monitor's clock): traffic stamped there comes from a sender's broken clock,
+    not from a window still to come (a sender a few seconds ahead stamps the next one)."""
+    return start > now + window_s
+
+
+def close_at(start: int, window_s: int, last_write: float, delay: float, now: float) -> float:
+    """When a window closes: ``delay`` after its end, or after the last trial written to it
+    if that is later; a window :func:`far_ahead` closes ``delay`` after its last trial (its
+    end may be years away: it must not stay open, holding its files, until then)."""
+    if far_ahead(start, window_s, now):
+        return last_write + delay
+    return max(start + window_s, last_write) + delay
+
+
+def _layout_checked(window: Path, replica: str | None) -> Path:
+    """The run directory of ``replica``'s shard of ``window`` (``window`` itself without a
+    replica); InputError when ``window`` is of the other layout."""
+    if replica is None:
+        if shard_dirs(window):
+            raise InputError(
+                "is a window of replicas' shards; start the monitor with --replica NAME",
+                file=window,
+            )
+        return window
+    if (window / HEADER).exists():
+        raise InputError(
+            "is a window written without --replica; give another --out for replicas",
+            file=window,
+        )
+    return window / replica
+
+
+def window_dirs(out: Path, replica: str | None) -> list[Path]:
+    """The run directories of ``out``'s windows this monitor writes (its shards, with a
+    replica), sorted by window."""
+    found = []
+    for d in sorted(out.iterdir()):
+        if d.name.startswith(".") or not d.is_dir():
+            continue
+        run = d / replica if replica is not None else d
+        if (run / HEADER).is_file():
+            found.append(run)
+    return found
+
+
+def check_layout(out: Path, replica: str | None) -> None:
+    """InputError when a window under ``out`` is of the other layout than ``replica``
+    says (module docstring): a monitor never mixes the two."""
+    for d in sorted(out.iterdir()) if out.is_dir() else ():
+        if not d.name.startswith(".") and d.is_dir():
+            _layout_checked(d, replica)
 
 
 def window_header(settings: dict[str, Any], scorers: Scorers) -> RunHeader:

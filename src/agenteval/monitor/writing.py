@@ -78,8 +78,10 @@ class WindowSet:
         settings: dict[str, Any],
         max_open: int,
         extra_specs: list[ScorerSpec] | None = None,
+        replica: str | None = None,
     ) -> None:
         self.out = out
+        self.replica = replica
         self.window_s = window_s
         self.scorers = scorers
         self.mapping = mapping
@@ -108,7 +110,9 @@ class WindowSet:
             if self.extra_specs:
                 header.scorers = [*header.scorers, *self.extra_specs]
             keep = self.mapping.case_id_attr is not None
-            w = Window.open(self.out, start, self.window_s, header, keep_cases=keep)
+            w = Window.open(
+                self.out, start, self.window_s, header, keep_cases=keep, replica=self.replica
+            )
             w.last_write = self.parked.pop(start, 0.0)
             self.open[start] = w
         return w
@@ -136,7 +140,7 @@ class WindowSet:
                     scores = w.add(m, self.scorers, extra)
                     meta = m.trial.metadata
                     got.written.append(
-                        (meta["trace_id"], meta["span_id"], m.case.id, w.dir.name, scores)
+                        (meta["trace_id"], meta["span_id"], m.case.id, w.name, scores)
                     )
             for w in touched.values():
                 if self.open.get(w.start) is w:  # else set aside, and synced then
@@ -150,9 +154,10 @@ class WindowSet:
             raise
         return got
 
-    def close(self, w: Window | int) -> Path:
+    def close(self, w: Window | int) -> tuple[Path, str, int]:
         """In the scoring thread: store the window's summary and release it (a window set
-        aside is opened again first); its run directory."""
+        aside is opened again first); its run directory (the shard's, with a replica),
+        name and start."""
         from agenteval.summary.compute import summarize  # the summary, once a window ends
 
         if not isinstance(w, Window):
@@ -160,7 +165,7 @@ class WindowSet:
             del self.open[w.start]
         w.sync()
         w.close(summarize(w.dir).model_dump(mode="json"))
-        return w.dir
+        return w.dir, w.name, w.start
 
     def release_all(self) -> None:
         """Release every open window (unfinished ones stay unfinished)."""

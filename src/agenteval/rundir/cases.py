@@ -13,7 +13,8 @@ import orjson
 from agenteval._util import fastjson
 from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
-from agenteval.rundir.writer import cases_path
+from agenteval.rundir.header import shard_dirs
+from agenteval.rundir.writer import cases_path, cases_paths
 
 __all__ = ["RunCases", "load_run_cases"]
 
@@ -29,20 +30,20 @@ def _bad_case(e: ValueError, path: Path, lineno: int) -> InputError:
 def load_run_cases(run_dir: str | Path, *, trust_code: bool = False) -> dict[str, Case]:
     """The cases snapshot of a run, by id (a later line with the same id wins); the code
     its ``$python`` matchers name is imported only with ``trust_code``."""
-    path = cases_path(run_dir)
     cases: dict[str, Case] = {}
-    try:
-        f = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError:
-        raise InputError("has no readable cases.jsonl snapshot", file=run_dir) from None
-    with f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    c = case_from_run(line, trust_code=trust_code)
-                except ValueError as e:
-                    raise _bad_case(e, path, lineno) from None
-                cases[c.id] = c
+    for path in cases_paths(run_dir):  # a sharded run: each shard's
+        try:
+            f = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError:
+            raise InputError("has no readable cases.jsonl snapshot", file=path.parent) from None
+        with f:
+            for lineno, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        c = case_from_run(line, trust_code=trust_code)
+                    except ValueError as e:
+                        raise _bad_case(e, path, lineno) from None
+                    cases[c.id] = c
     return cases
 
 
@@ -63,6 +64,10 @@ class RunCases:
         trust_code: bool = False,
         on_index: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
+        shards = shard_dirs(run_dir)
+        if shards:  # rescore and judge write a copy of one run: one shard at a time
+            names = ", ".join(s.name for s in shards)
+            raise InputError(f"is a run of shards ({names}); give one shard", file=run_dir)
         self.path = cases_path(run_dir)
         self._on_index = on_index  # told each line's JSON object as the snapshot is indexed
         self.trust_code = trust_code  # import the code $python matchers name

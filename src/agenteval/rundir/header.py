@@ -8,10 +8,19 @@ the file atomically; :func:`read_header` reads it, migrating a format 1 header (
 with one name, as an InputError naming the file and field.
 
 ``HEADER``, ``CASES`` and ``TRIALS`` are the names of a run directory's files.
+
+**Shards.** A directory without ``run.json`` whose subdirectories are runs (``agenteval
+monitor --replica NAME`` writes ``DIR/<window>/<NAME>/``, one shard per replica) is read
+as one run: :func:`shard_dirs` lists the shards (sorted by name; a subdirectory may be a
+symbolic link to a shard elsewhere), and :func:`read_header` merges their headers, which
+must agree on the kind, the scorers and the monitor window (an InputError naming the shard
+that does not). The merged header has no stored summary (each shard's covers itself only),
+is finished when every shard is, and lists the shards in ``settings.shards``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import uuid
 from datetime import UTC, datetime
@@ -99,8 +108,22 @@ def write_header(run_dir: Path, header: RunHeader) -> None:
     _atomic_write(run_dir / HEADER, header.model_dump_json(indent=2) + "\n")
 
 
+def shard_dirs(run_dir: str | Path) -> list[Path]:
+    """The shards of a sharded run (module docstring), sorted by name; empty for a plain
+    run (it has ``run.json``), or a directory that is neither."""
+    d = Path(run_dir)
+    if (d / HEADER).exists():
+        return []
+    try:
+        subs = sorted(d.iterdir())
+    except OSError:
+        return []
+    return [s for s in subs if not s.name.startswith(".") and (s / HEADER).is_file()]
+
+
 def read_header(run_dir: str | Path) -> RunHeader:
-    """Read ``run.json``; InputError when the directory is not a readable run."""
+    """Read ``run.json`` (of every shard, merged, for a sharded run); InputError when the
+    directory is not a readable run."""
     d = Path(run_dir)
     if not d.is_dir():
         raise InputError("is not a run directory (not found or not a directory)", file=d)
@@ -108,6 +131,9 @@ def read_header(run_dir: str | Path) -> RunHeader:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        shards = shard_dirs(d)
+        if shards:
+            return _merged_header(shards)
         raise InputError("is not a run directory (no run.json)", file=d) from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot be read ({e})", file=path) from None
@@ -125,3 +151,41 @@ def read_header(run_dir: str | Path) -> RunHeader:
             field="format_version",
         )
     return header
+
+
+def _window_of(header: RunHeader) -> tuple[Any, Any]:
+    monitor = header.settings.get("monitor")
+    if not isinstance(monitor, dict):
+        return (None, None)
+    return (monitor.get("window_s"), monitor.get("window_start"))
+
+
+def _merged_header(shards: list[Path]) -> RunHeader:
+    """One header for the shards of a run (module docstring)."""
+    heads = [read_header(s) for s in shards]
+    first = heads[0]
+    for shard, head in zip(shards[1:], heads[1:], strict=True):
+        mine_w, first_w = _window_of(head), _window_of(first)
+        for what, same, mine, theirs in (
+            ("kind", head.kind == first.kind, head.kind, first.kind),
+            ("scorers", head.scorers == first.scorers, head.scorer_names, first.scorer_names),
+            ("monitor window", mine_w == first_w, mine_w, first_w),
+        ):
+            if not same:
+                raise InputError(
+                    f"is a shard with another {what} than shard {shards[0].name}"
+                    f" ({mine} against {theirs}); the shards of a run must agree",
+                    file=shard / HEADER,
+                )
+    ids = "+".join(h.run_id for h in heads)
+    finished = [h.finished_at for h in heads]
+    done = [t for t in finished if t is not None]
+    return first.model_copy(
+        update={
+            "run_id": hashlib.blake2b(ids.encode(), digest_size=6).hexdigest(),
+            "created_at": min(h.created_at for h in heads),
+            "finished_at": max(done) if len(done) == len(finished) else None,
+            "summary": None,
+            "settings": {**first.settings, "shards": [s.name for s in shards]},
+        }
+    )

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agenteval.errors import InputError, cannot_write
+from agenteval.rundir.header import shard_dirs
 
 try:
     import fcntl
@@ -95,8 +96,13 @@ class RunLock:
     def holder(run_dir: str | Path) -> str | None:
         """Who is writing ``run_dir`` now (as :meth:`acquire`'s message words it), or None
         when no process holds its lock. Writes nothing: for commands that only read a run
-        (``rescore``/``judge`` of their source)."""
+        (``rescore``/``judge`` of their source). For a sharded run: the first shard held,
+        named (``shard b: pid 123, ...``)."""
         d = Path(run_dir)
+        for shard in shard_dirs(d):
+            held = RunLock.holder(shard)
+            if held is not None:
+                return f"shard {shard.name}: {held}"
         if fcntl is None:  # pragma: no cover - Windows
             return None
         try:

@@ -3,8 +3,10 @@
 :func:`trial_line` serialises a trial and its scores as one line; :func:`parse_trial_line`
 reads one back as a :class:`TrialRecord` (InputError naming file, line and field for bad
 input); :func:`iter_trials` streams a run's trials, skipping a torn last line and refusing
-a second line for the same (case_id, repeat). Equal plain scores are serialised and parsed
-once per writer/reader (bounded caches): most "not applicable" scores repeat exactly.
+a second line for the same (case_id, repeat), and reads the shards of a sharded run
+(:func:`~agenteval.rundir.header.shard_dirs`) one after the other as one run. Equal plain
+scores are serialised and parsed once per writer/reader (bounded caches): most "not
+applicable" scores repeat exactly.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from agenteval._util import fastjson
 from agenteval._util.untrusted import replace_surrogates
 from agenteval.errors import InputError
-from agenteval.rundir.header import TRIALS
+from agenteval.rundir.header import TRIALS, shard_dirs
 from agenteval.scoring.score import Score
 from agenteval.trials.trial import Trial
 
@@ -198,11 +200,19 @@ def iter_trials(run_dir: str | Path) -> Iterator[TrialRecord]:
 
     A second line for the same (case_id, repeat) is an InputError naming both lines: a
     run holds each trial once, and counting one twice would skew every statistic.
+
+    A sharded run's trials are its shards' in shard order. A case id met in an earlier
+    shard has its repeats numbered on after that shard's (replicas number the repeats of
+    a case id on their own, as one monitor numbers them in arrival order).
     """
     path = Path(run_dir) / TRIALS
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
+        shards = shard_dirs(run_dir)
+        if shards:
+            yield from _shard_trials(shards)
+            return
         raise InputError("is not a run directory (no trials.jsonl)", file=path.parent) from None
     except OSError as e:
         raise InputError(f"cannot be read ({e.strerror or e})", file=path) from None
@@ -224,3 +234,17 @@ def iter_trials(run_dir: str | Path) -> Iterator[TrialRecord]:
                         line=lineno,
                     )
                 yield rec
+
+
+def _shard_trials(shards: list[Path]) -> Iterator[TrialRecord]:
+    """The trials of a sharded run, repeats of a case id numbered on across shards."""
+    offset: dict[str, int] = {}  # case id -> repeats used by the shards read so far
+    for shard in shards:
+        used: dict[str, int] = {}
+        for rec in iter_trials(shard):
+            cid = rec.case_id
+            used[cid] = max(used.get(cid, 0), rec.repeat + 1)
+            rec.repeat += offset.get(cid, 0)
+            yield rec
+        for cid, n in used.items():
+            offset[cid] = offset.get(cid, 0) + n

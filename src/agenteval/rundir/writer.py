@@ -20,7 +20,15 @@ from typing import IO, Any
 from agenteval._util.untrusted import replace_surrogates
 from agenteval.cases.case import Case
 from agenteval.errors import InputError, cannot_write
-from agenteval.rundir.header import CASES, HEADER, TRIALS, RunHeader, read_header, write_header
+from agenteval.rundir.header import (
+    CASES,
+    HEADER,
+    TRIALS,
+    RunHeader,
+    read_header,
+    shard_dirs,
+    write_header,
+)
 from agenteval.rundir.lock import LOCK, RunLock
 from agenteval.rundir.trials import _ScoreKey, _trial_line, parse_trial_line
 from agenteval.scoring.score import Score
@@ -345,3 +353,9 @@ def case_line(c: Case) -> str:
 
 def cases_path(run_dir: str | Path) -> Path:
     return Path(run_dir) / CASES
+
+
+def cases_paths(run_dir: str | Path) -> list[Path]:
+    """The cases snapshots of a run: its own, or each shard's for a sharded run."""
+    shards = shard_dirs(run_dir)
+    return [s / CASES for s in shards] if shards else [cases_path(run_dir)]

@@ -11,26 +11,34 @@ from agenteval._util import fastjson
 from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.llm.pricing import PriceTable
-from agenteval.rundir import RunHeader, cases_path
+from agenteval.rundir import RunHeader
+from agenteval.rundir.writer import cases_paths
+
+
+def _snapshots(run_dir: str | Path) -> list[Path] | None:
+    """The run's ``cases.jsonl`` (each shard's, for a sharded run); None when it has none."""
+    paths = [p for p in cases_paths(run_dir) if p.exists()]
+    return paths or None
 
 
 def load_cases(run_dir: str | Path) -> dict[str, Case] | None:
     """The run's cases snapshot keyed by id; None when the run has no ``cases.jsonl``."""
-    path = cases_path(run_dir)
-    if not path.exists():
+    paths = _snapshots(run_dir)
+    if paths is None:
         return None
     out: dict[str, Case] = {}
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                case = case_from_run(line)  # never imports code the run names
-            except ValidationError as e:
-                err = e.errors()[0]
-                field = ".".join(str(p) for p in err["loc"]) or None
-                raise InputError(err["msg"], file=path, line=lineno, field=field) from None
-            out[case.id] = case
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    case = case_from_run(line)  # never imports code the run names
+                except ValidationError as e:
+                    err = e.errors()[0]
+                    field = ".".join(str(p) for p in err["loc"]) or None
+                    raise InputError(err["msg"], file=path, line=lineno, field=field) from None
+                out[case.id] = case
     return out
 
 
@@ -38,20 +46,18 @@ def case_ids(run_dir: str | Path) -> list[str]:
     """The case ids of the run's ``cases.jsonl`` snapshot in file (dataset) order; an empty
     list when the run has no snapshot. Lines that are not objects with a string ``id`` are
     skipped (ordering only; :func:`load_cases` validates)."""
-    path = cases_path(run_dir)
-    if not path.exists():
-        return []
     ids: list[str] = []
-    with open(path, "rb") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                obj = fastjson.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict) and isinstance(obj.get("id"), str):
-                ids.append(obj["id"])
+    for path in _snapshots(run_dir) or ():
+        with open(path, "rb") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    obj = fastjson.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+                    ids.append(obj["id"])
     return ids
 
 
@@ -101,25 +107,26 @@ def case_tags(run_dir: str | Path) -> dict[str, tuple[str, ...]] | None:
     The snapshot is written by agenteval from validated cases; a line whose id or tags
     are not well formed is validated as a Case, so that it fails as :func:`load_cases` does.
     """
-    path = cases_path(run_dir)
-    if not path.exists():
+    paths = _snapshots(run_dir)
+    if paths is None:
         return None
     out: dict[str, tuple[str, ...]] = {}
     shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-    with open(path, "rb") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                d = fastjson.loads(line)
-                cid, tags = d["id"], d.get("tags") or ()
-                ok = type(cid) is str and all(type(t) is str for t in tags)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                ok = False
-            if not ok:
-                load_cases(run_dir)  # raises InputError naming the line
-                continue
-            if tags:
-                key = tuple(tags)
-                out[cid] = shared.setdefault(key, key)
+    for path in paths:
+        with open(path, "rb") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    d = fastjson.loads(line)
+                    cid, tags = d["id"], d.get("tags") or ()
+                    ok = type(cid) is str and all(type(t) is str for t in tags)
+                except (ValueError, TypeError, KeyError, AttributeError):
+                    ok = False
+                if not ok:
+                    load_cases(run_dir)  # raises InputError naming the line
+                    continue
+                if tags:
+                    key = tuple(tags)
+                    out[cid] = shared.setdefault(key, key)
     return out

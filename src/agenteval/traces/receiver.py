@@ -58,7 +58,7 @@ from agenteval.traces.otlp import decode_body
 from agenteval.traces.receiver_logs import logs_handler
 from agenteval.traces.records import SpanRecord
 
-__all__ = ["OtlpReceiver", "ReceiverStats", "TraceBox", "parse_address"]
+__all__ = ["OtlpReceiver", "ReceiverStats", "TraceBox", "parse_address", "read_otlp_body"]
 
 MAX_BODY = 16 * 1024 * 1024
 """The largest request body accepted (bytes, after decompression): larger ones get 413."""
@@ -67,6 +67,41 @@ QUIET_S = 0.1
 root of every turn's request) has arrived."""
 _JSON = "application/json"
 _PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
+
+
+async def read_otlp_body(
+    request: web.Request, *, hosts: HostCheck | None, protobuf: bool, max_body: int
+) -> tuple[str, bytes]:
+    """An OTLP/HTTP request's content type and decompressed body (this receiver's and the
+    monitor's: one set of checks): the ``Host`` (421 when ``hosts`` refuses it), the
+    content type (415 unless OTLP JSON, or protobuf with ``protobuf`` readable), the size
+    (413 over ``max_body``, declared or once decompressed) and the encoding
+    (:func:`~agenteval.traces.bodies.decode_content`). A refusal is a
+    :class:`~agenteval.traces.bodies.BodyError` with the status to answer."""
+    host = request.headers.get("Host")
+    if hosts is not None and not hosts.allows(host):
+        raise BodyError(421, hosts.refusal(host or ""))
+    ctype = request.content_type.lower()
+    if ctype != _JSON and ctype not in _PROTOBUF:
+        raise BodyError(
+            415, f"unsupported content type {ctype!r}: send application/x-protobuf or json"
+        )
+    if ctype in _PROTOBUF and not protobuf:
+        raise BodyError(
+            415,
+            "OTLP protobuf needs opentelemetry-proto (pip install -e '.[otel]');"
+            " send application/json, or install it",
+        )
+    length = request.content_length
+    if length is not None and length > max_body:
+        raise BodyError(413, f"body of {length} bytes is over {max_body}")
+    try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise BodyError(413, f"body is over {max_body} bytes") from None
+    return ctype, decode_content(body, request.headers.get("Content-Encoding", ""), max_body)
+
+
 _LOGGED_BAD = 5  # malformed requests logged one line each; later ones only counted
 
 
@@ -297,32 +332,12 @@ class OtlpReceiver:
         """A request's content type and decompressed body, its Host, type, size and
         encoding checked (the same for ``/v1/traces`` and ``/v1/logs``); else the refusal."""
         self.stats.requests += 1
-        host = request.headers.get("Host")
-        if self._hosts is not None and not self._hosts.allows(host):
-            return self._refuse(421, self._hosts.refusal(host or ""))
-        ctype = request.content_type.lower()
-        if ctype != _JSON and ctype not in _PROTOBUF:
-            return self._refuse(
-                415, f"unsupported content type {ctype!r}: send application/x-protobuf or json"
-            )
-        if ctype in _PROTOBUF and not self._protobuf:
-            return self._refuse(
-                415,
-                "OTLP protobuf needs opentelemetry-proto (pip install -e '.[otel]');"
-                " send application/json, or install it",
-            )
-        length = request.content_length
-        if length is not None and length > self.max_body:
-            return self._refuse(413, f"body of {length} bytes is over {self.max_body}")
         try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return self._refuse(413, f"body is over {self.max_body} bytes")
-        try:
-            body = decode_content(body, request.headers.get("Content-Encoding", ""), self.max_body)
+            return await read_otlp_body(
+                request, hosts=self._hosts, protobuf=self._protobuf, max_body=self.max_body
+            )
         except BodyError as e:
             return self._refuse(e.status, e.message)
-        return ctype, body
 
     async def _handle(self, request: web.Request) -> web.Response:
         checked = await self.checked_body(request)
