@@ -72,9 +72,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 """Every command as (name, module of ``agenteval.cli`` that registers it, its one-line help),
 in the order ``agenteval --help`` lists them. ``agenteval --help`` and an unknown command
-are answered from this table alone: importing every command module costs ~1.0 s of CPU
-(0.05 s without; docs/performance.md, start-up). tests/cli/test_startup.py holds each help
-line equal to the one its module registers."""
+are answered from this table alone: importing every command module cost 1.15 s of CPU,
+against 0.08 s without (load ~8; docs/performance.md, start-up). tests/cli/test_startup.py
+holds each help line equal to the one its module registers."""
 
 COMMAND_MODULES = tuple(dict.fromkeys(module for _, module, _ in COMMANDS))
 """The command modules, in registration order."""

@@ -8,7 +8,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agenteval._util.untrusted import strip_unsafe
 from agenteval.errors import InputError
 
 if TYPE_CHECKING:
@@ -23,8 +22,8 @@ if TYPE_CHECKING:
     from agenteval.summary.sources import SnapshotIndex
 
 # The names below load on first use, not with the parsers: every command module imports this
-# one to build its parser, and rich, the scorers and the run modules cost ~0.3 s of CPU
-# at start-up (docs/performance.md, start-up).
+# one to build its parser, and rich, the scorers and the run modules cost ~0.4 s of CPU
+# at start-up (score --help: 0.50 -> 0.09 s; docs/performance.md, start-up).
 
 PII_KINDS_HELP = "credit_card,national_id,email,ip_address,phone"
 """``agenteval.scorers.pii.PII_KINDS`` as ``--pii-kinds`` shows it (the scorers import the
@@ -144,6 +143,8 @@ def say(text: str) -> None:
 def plain(text: str) -> str:
     """Text from untrusted sources made safe to print: escape sequences and controls removed
     (:func:`agenteval._util.untrusted.strip_unsafe`; tab and newline stay)."""
+    from agenteval._util.untrusted import strip_unsafe  # its patterns compile on first use
+
     return strip_unsafe(text)
 
 

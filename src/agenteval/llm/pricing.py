@@ -163,7 +163,7 @@ def load_prices(path: str | Path, *, include_defaults: bool = True) -> PriceTabl
     entries with ``include_defaults=False``). Any problem raises InputError naming the file
     and the field.
     """
-    # yaml: only a price file loads it (~20 ms of CPU at the start of every run otherwise)
+    # yaml: only a price file loads it (-X importtime: ~25 ms at the start of every run)
     import yaml
 
     from agenteval._util import yaml_guard  # (start-up: with yaml, on first use)
