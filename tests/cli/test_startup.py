@@ -1,5 +1,5 @@
-"""Start-up stays light: ``agenteval --help``, each ``agenteval COMMAND --help``, a one-case
-``run`` and ``report RUN`` import only what they use (docs/performance.md, start-up).
+"""Start-up stays light: ``agenteval --help``, each ``agenteval COMMAND --help`` and
+``report RUN`` import only what they use (docs/performance.md, start-up).
 
 Each check runs the command in a fresh interpreter and looks at ``sys.modules`` after it:
 a heavy module coming back into the import set of ``--help`` (aiohttp, rich, pydantic and
@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from agenteval.cli import COMMANDS, _wanted_module, build_parser, main
-from fake_server_util import fake_server_process
 
 _PROBE = """\
 import json, sys
@@ -117,23 +116,19 @@ def test_the_pii_kinds_in_help_are_the_scorers() -> None:
     assert "".join(buf.getvalue().split()).count(",".join(PII_KINDS)) == 1
 
 
-def test_run_on_one_case_imports_only_what_it_uses(tmp_path: Path) -> None:
-    """``agenteval run`` against an OpenAI-compatible endpoint, then ``report`` of the run:
-    neither loads YAML (no price file), the HTML renderer, the gate, the judge, the tool
-    loop or OpenTelemetry; ``report`` not the HTTP client either."""
-    dataset = tmp_path / "one.jsonl"
-    dataset.write_text('{"id": "c1", "input": "hi", "expected": "echo: hi"}\n', encoding="utf-8")
-    unused = ("yaml", "jinja2", "jsonschema", "opentelemetry", "agenteval.gate")
-    unused += ("agenteval.judge", "agenteval.report.html", "agenteval.agents.tool_loop")
-    out = tmp_path / "run"
-    with fake_server_process() as url:
-        code, modules = imported(
-            tmp_path, "run", str(dataset), "--endpoint", url, "--model", "m", "--quiet",
-            "--out", str(out),
-        )  # fmt: skip
+def test_report_imports_only_the_terminal_renderer(tmp_path: Path) -> None:
+    """``agenteval report RUN`` loads neither YAML (no price file), the HTML renderer
+    (jinja2), the gate, the judge, OpenTelemetry nor the HTTP client. (A one-case ``run``'s
+    import set: tests/cli/test_run_cli.py, test_an_endpoint_run_imports_only_what_it_uses.)"""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "c1", "input": "hi", "expected": "echo: hi"}\n', encoding="utf-8")
+    trials = tmp_path / "trials.jsonl"
+    trials.write_text('{"case_id": "c1", "output": "echo: hi"}\n', encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(["score", str(cases), str(trials), "--out", str(run), "--quiet"]) == 0
+    code, modules = imported(tmp_path, "report", str(run))
     assert code == 0
-    assert json.loads((out / "trials.jsonl").read_text(encoding="utf-8"))["output"] == "echo: hi"
+    assert "agenteval.report.terminal" in modules  # the check sees what report imports
+    unused = ("yaml", "jinja2", "jsonschema", "opentelemetry", "aiohttp", "agenteval.gate")
+    unused += ("agenteval.judge", "agenteval.report.html", "agenteval.llm.http")
     assert heavy(modules, unused) == []
-    code, modules = imported(tmp_path, "report", str(out))
-    assert code == 0
-    assert heavy(modules, (*unused, "aiohttp", "agenteval.llm.http")) == []
