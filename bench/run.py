@@ -421,41 +421,71 @@ def rescore(
     return table, rates
 
 
-def startup(work: Path, rounds: int, baseline: Path | None) -> tuple[Table, float]:
-    """Wall time of ``agenteval run`` on one case (spawn to exit) against the 0 ms
-    endpoint: this code and today's, alternating, median of ``max(rounds, 5)``."""
+def _startup_env(where: Path, pycache: Path) -> dict[str, str]:
+    """The environment of a start-up measurement of the agenteval under ``where``: bytecode
+    cached (``PYTHONPYCACHEPREFIX``, so a read-only tree gets it too) as an installed
+    package has it; ``PYTHONDONTWRITEBYTECODE`` would make every start compile from source."""
+    env = env_for(where) or dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def startup(
+    work: Path, rounds: int, baseline: Path | None, *, smoke: bool = False
+) -> tuple[Table, float]:
+    """Wall and CPU time (spawn to exit) of ``agenteval --help``, ``agenteval score --help``,
+    ``agenteval report RUN`` on a one-case run and ``agenteval run`` on one case against the
+    0 ms endpoint: this code and today's, alternating, after one round that fills the
+    bytecode cache; median of ``max(rounds, 5)`` (one round in smoke mode)."""
     dataset = write_run_dataset(work / "one-case.jsonl", 1)
     codes = {"new": code_src()} | ({"today": baseline} if baseline else {})
-    got: dict[str, list[Measured]] = {c: [] for c in codes}
+    envs = {c: _startup_env(Path(w), work / "pycache") for c, w in codes.items()}
+    report_run = work / "one-case-run"
+
+    def run_one(out: Path) -> list[str]:
+        cmd = ["run", str(dataset), "--endpoint", srv.base_url, "--model", "m", "--quiet"]
+        return [*cmd, "--out", str(out)]
+
+    commands: dict[str, Callable[[Path], list[str]]] = {
+        "agenteval --help": lambda out: ["--help"],
+        "agenteval score --help": lambda out: ["score", "--help"],
+        "agenteval report RUN (one case)": lambda out: ["report", str(report_run)],
+        "agenteval run, one case": run_one,
+    }
+    got: dict[tuple[str, str], list[Measured]] = {(w, c): [] for w in commands for c in codes}
+    n = 1 if smoke else max(rounds, 5)
     with FakeServer(0) as srv:
-        for _ in range(max(rounds, 5)):
-            for code, where in codes.items():
-                out = work / f"one-{time.monotonic_ns()}"
-                cmd = [PY, "-m", "agenteval", "run", str(dataset), "--endpoint", srv.base_url]
-                m = measure(
-                    [*cmd, "--model", "m", "--quiet", "--out", str(out)], env=env_for(where)
-                )
-                if m.rc != 0:
-                    _fail("agenteval run (one case)", m)
-                shutil.rmtree(out)
-                got[code].append(m)
-    table = Table("what", "wall s (median)", "spread s", "CPU s", "vs today")
-    new = _med([m.wall_s for m in got["new"]])
-    for code, ms in got.items():
-        wall = _med([m.wall_s for m in ms])
-        vs = (
-            f"{_med([m.wall_s for m in got['today']]) / new:.2f}x faster"
-            if code == "new" and "today" in got
-            else ""
-        )
-        table.add(
-            "agenteval run, one case" + ("" if code == "new" else ", today's code"),
-            f"{wall:.2f}",
-            f"{min(m.wall_s for m in ms):.2f}-{max(m.wall_s for m in ms):.2f}",
-            f"{_med([m.cpu_s for m in ms]):.2f}",
-            vs,
-        )
-    return table, new
+        made = measure([PY, "-m", "agenteval", *run_one(report_run)], env=envs["new"])
+        if made.rc != 0:
+            _fail("agenteval run (one case)", made)
+        for i in range(n + (0 if smoke else 1)):  # round 0 fills the bytecode cache
+            for what, argv in commands.items():
+                for code in codes:
+                    out = work / f"one-{time.monotonic_ns()}"
+                    m = measure([PY, "-m", "agenteval", *argv(out)], env=envs[code])
+                    if m.rc != 0:
+                        _fail(what, m)
+                    shutil.rmtree(out, ignore_errors=True)
+                    if i or smoke:
+                        got[(what, code)].append(m)
+    table = Table("what", "wall s (median)", "spread s", "CPU s (median)", "today's CPU / this")
+    for what in commands:
+        for code in codes:
+            ms = got[(what, code)]
+            cpu = _med([m.cpu_s for m in ms])
+            vs = ""
+            if code == "new" and "today" in codes:
+                vs = f"{_med([m.cpu_s for m in got[(what, 'today')]]) / cpu:.2f}x"
+            table.add(
+                what + ("" if code == "new" else ", today's code"),
+                f"{_med([m.wall_s for m in ms]):.2f}",
+                f"{min(m.wall_s for m in ms):.2f}-{max(m.wall_s for m in ms):.2f}",
+                f"{cpu:.2f}",
+                vs,
+            )
+    shutil.rmtree(report_run, ignore_errors=True)
+    return table, _med([m.wall_s for m in got[("agenteval run, one case", "new")]])
 
 
 def memory(sizes: list[int], work: Path) -> tuple[Table, list[float]]:
@@ -575,8 +605,8 @@ def main(argv: list[str] | None = None) -> int:
                 (f"  Scorers.apply alone {apply_rate:,.0f}/s", apply_rate >= TARGET_RESCORE)
             )
         if not args.no_startup:
-            print("== start-up (agenteval run on one case, 0 ms endpoint) ==", flush=True)
-            table, first = startup(work, rounds, base)
+            print("== start-up (help, report of one case, run on one case) ==", flush=True)
+            table, first = startup(work, rounds, base, smoke=args.smoke)
             print(table.render(), "\n", flush=True)
             results.append(
                 (

@@ -20,6 +20,10 @@ def test_bench_smoke_completes_and_prints_the_tables(tmp_path: Path) -> None:
     out = proc.stdout
     for heading in ("== throughput ==", "== scorer throughput", "== memory", "== targets =="):
         assert heading in out
+    assert "== start-up" in out
+    for row in ("agenteval --help", "agenteval score --help", "agenteval report RUN"):
+        assert row in out
+    assert "agenteval run, one case" in out
     for row in ("bare loop (process)", "agenteval run (CLI)", "evaluate() (in-process)"):
         assert row in out
     assert "agenteval rescore (process)" in out

@@ -21,32 +21,66 @@ from collections.abc import Iterator, Sequence
 from agenteval._version import __version__
 from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError, InputError
 
-COMMAND_MODULES = (
-    "run",
-    "score",
-    "rescore",
-    "judge",
-    "report",
-    "gate",
-    "benchmarks",
-    "demo",
-    "schema",
-    "view",
-    "export",
-    "proxy",
-    "import_traces",
-    "export_otel",
-    "mcp",
-    "monitor",
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("run", "run", "run an agent over a dataset, record every trial, score it"),
+    (
+        "score",
+        "score",
+        "score a trial file (from agenteval or from your own logs) against a dataset",
+    ),
+    (
+        "rescore",
+        "rescore",
+        "recompute every score of a run into a new run, without calling the agent",
+    ),
+    ("judge", "judge", "add LLM-judge scores to an existing run (the agent is not called)"),
+    (
+        "judge-agreement",
+        "judge",
+        "measure an LLM judge against human labels (accuracy, Cohen's kappa)",
+    ),
+    ("report", "report", "summarise a run, or write it as HTML / JSON / JUnit XML / Markdown"),
+    ("gate", "gate", "block a candidate run that regressed against a baseline (exit 1)"),
+    ("compare", "gate", "print runs side by side (no gating)"),
+    ("benchmarks", "benchmarks", "list the built-in benchmark suites (and yours)"),
+    (
+        "import-dataset",
+        "benchmarks",
+        "convert a DataRobot- or BFCL-style case file to agenteval JSONL",
+    ),
+    ("demo", "demo", "offline demo: two agents over a small shop, summaries, gate"),
+    ("schema", "schema", "print the JSON Schema of a case, trial, run header or stored trial"),
+    ("view", "view", "browse the runs under a folder in a local web viewer (read-only)"),
+    ("export", "export", "write a run's trials, scores or tool calls as CSV or Parquet"),
+    ("proxy", "proxy", "record an agent's OpenAI-compatible model traffic (a forwarding proxy)"),
+    (
+        "import-traces",
+        "import_traces",
+        "turn recorded OpenTelemetry traces (OTLP files) into a run to score and gate",
+    ),
+    (
+        "export-otel",
+        "export_otel",
+        "export a run as OpenTelemetry traces (OTLP/HTTP endpoint or OTLP/JSON file)",
+    ),
+    ("mcp", "mcp", "serve runs to a coding assistant over MCP (stdio)"),
+    (
+        "monitor",
+        "monitor",
+        "score live OpenTelemetry traffic into hourly runs, with metrics and alerts",
+    ),
 )
-COMMAND_OF = {
-    "judge-agreement": "judge",
-    "compare": "gate",
-    "import-dataset": "benchmarks",
-    "import-traces": "import_traces",
-    "export-otel": "export_otel",
-}
+"""Every command as (name, module of ``agenteval.cli`` that registers it, its one-line help),
+in the order ``agenteval --help`` lists them. ``agenteval --help`` and an unknown command
+are answered from this table alone: importing every command module cost 1.15 s of CPU,
+against 0.08 s without (load ~8; docs/performance.md, start-up). tests/cli/test_startup.py
+holds each help line equal to the one its module registers."""
+
+COMMAND_MODULES = tuple(dict.fromkeys(module for _, module, _ in COMMANDS))
+"""The command modules, in registration order."""
+COMMAND_OF = {name: module for name, module, _ in COMMANDS if name != module}
 """Commands registered by a module of another name."""
+_MODULE_OF = {name: module for name, module, _ in COMMANDS}
 
 
 FIELD_FLAGS = {
@@ -113,18 +147,25 @@ def flag_errors(**flags: str) -> Iterator[None]:
         raise InputError(e.message, file=e.file, line=e.line, field=flags[e.field]) from None
 
 
-def _wanted_module(argv: Sequence[str]) -> str | None:
-    """The one command module the arguments need, so start-up imports only that one."""
+_MENU = ""
+"""What :func:`_wanted_module` returns when no command module is needed (``--help``, no
+command, an unknown one): the top-level parser lists the commands from :data:`COMMANDS`."""
+
+
+def _wanted_module(argv: Sequence[str]) -> str:
+    """The one command module the arguments need, so start-up imports only that one
+    (:data:`_MENU` when none: top-level ``--help`` before any command, or no known command)."""
     for arg in argv:
-        if arg.startswith("-"):
-            return None  # top-level options such as --help: build everything
-        module = COMMAND_OF.get(arg, arg)
-        return module if module in COMMAND_MODULES else None
-    return None
+        if arg in ("-h", "--help"):
+            return _MENU  # argparse answers it before it reaches a command
+        if not arg.startswith("-"):
+            return _MODULE_OF.get(arg, _MENU)
+    return _MENU
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The full parser, or (``only``) one with just the command module that will run."""
+    """The full parser; with ``only``, one with just that command module's commands, or
+    (``only=""``) one that lists every command without importing any command module."""
     parser = _Parser(
         prog="agenteval",
         description="Evaluate AI agents: run, record, score, report, gate.",
@@ -134,14 +175,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agenteval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    if only == _MENU:
+        for name, _, text in COMMANDS:
+            sub.add_parser(name, help=text, add_help=False)
+        return parser
     for name in COMMAND_MODULES if only is None else (only,):
-        try:
-            mod = importlib.import_module(f"agenteval.cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"agenteval.cli.{name}":
-                continue  # not built yet
-            raise
-        mod.register(sub)
+        importlib.import_module(f"agenteval.cli.{name}").register(sub)
     return parser
 
 

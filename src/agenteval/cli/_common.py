@@ -8,23 +8,26 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from agenteval._util.untrusted import strip_unsafe
-from agenteval.cases.tooldefs import load_tool_file
 from agenteval.errors import InputError
-from agenteval.run import finish as _finish
-from agenteval.run.finish import live_summary as live_summary
-from agenteval.scorers import PII_KINDS
-from agenteval.scorers.config import ScorerConfig, ScorerOverrides
-from agenteval.scorers.config import build_scorers as _build_scorers
-from agenteval.scoring.apply import Scorers
-from agenteval.scoring.score import ScorerFn
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from agenteval.rundir import RunWriter
+    from agenteval.scorers.config import ScorerConfig, ScorerOverrides
+    from agenteval.scoring.apply import Scorers
+    from agenteval.scoring.score import ScorerFn
     from agenteval.summary.live import LiveSummary
     from agenteval.summary.model import Summary
+    from agenteval.summary.sources import SnapshotIndex
+
+# The names below load on first use, not with the parsers: every command module imports this
+# one to build its parser, and rich, the scorers and the run modules cost ~0.4 s of CPU
+# at start-up (score --help: 0.50 -> 0.09 s; docs/performance.md, start-up).
+
+PII_KINDS_HELP = "credit_card,national_id,email,ip_address,phone"
+"""``agenteval.scorers.pii.PII_KINDS`` as ``--pii-kinds`` shows it (the scorers import the
+models; tests/cli/test_startup.py holds the two equal)."""
 
 
 def add_scorer_args(p: argparse.ArgumentParser) -> None:
@@ -52,7 +55,7 @@ def add_scorer_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--pii-kinds",
         metavar="K1,K2",
-        help=f"kinds pii_leakage looks for (default: all: {','.join(PII_KINDS)})",
+        help=f"kinds pii_leakage looks for (default: all: {PII_KINDS_HELP})",
     )
 
 
@@ -64,6 +67,10 @@ def pii_kinds_arg(args: argparse.Namespace) -> list[str] | None:
 
 def scorer_config(args: argparse.Namespace, extra: list[ScorerFn] | None = None) -> ScorerConfig:
     """The scoring options of a command as a :class:`~agenteval.scorers.config.ScorerConfig`."""
+    # imported when a command scores: --help starts without the models
+    from agenteval.cases.tooldefs import load_tool_file
+    from agenteval.scorers.config import ScorerConfig
+
     builtin = not getattr(args, "no_builtin_scorers", False)
     suite_tools = getattr(args, "suite_tools", None)
     return ScorerConfig(
@@ -77,6 +84,10 @@ def scorer_config(args: argparse.Namespace, extra: list[ScorerFn] | None = None)
 
 def scorer_overrides(args: argparse.Namespace) -> ScorerOverrides:
     """The scoring options of ``rescore`` as overrides of the run's recorded scorers."""
+    # imported when a command scores: --help starts without the models
+    from agenteval.cases.tooldefs import load_tool_file
+    from agenteval.scorers.config import ScorerOverrides
+
     suite_tools = getattr(args, "suite_tools", None)
     return ScorerOverrides(
         no_builtin=bool(getattr(args, "no_builtin_scorers", False)),
@@ -88,6 +99,9 @@ def scorer_overrides(args: argparse.Namespace) -> ScorerOverrides:
 
 def build_scorers(args: argparse.Namespace, extra: list[ScorerFn] | None = None) -> Scorers:
     """The scorers a command runs: built-ins (unless disabled) + --scorer + extra."""
+    # imported when a command scores: --help starts without the scorers
+    from agenteval.scorers.config import build_scorers as _build_scorers
+
     return _build_scorers(scorer_config(args, extra))
 
 
@@ -109,6 +123,8 @@ def console_for(args: argparse.Namespace) -> Console:
     """Where summaries go: stdout; plain (no colour, no live display) when not a terminal."""
     quiet = bool(getattr(args, "quiet", False))
     ci = bool(os.environ.get("CI"))
+    from rich.console import Console  # rich: only a command that prints a summary loads it
+
     return Console(
         file=sys.stdout,
         highlight=False,
@@ -127,6 +143,8 @@ def say(text: str) -> None:
 def plain(text: str) -> str:
     """Text from untrusted sources made safe to print: escape sequences and controls removed
     (:func:`agenteval._util.untrusted.strip_unsafe`; tab and newline stay)."""
+    from agenteval._util.untrusted import strip_unsafe  # its patterns compile on first use
+
     return strip_unsafe(text)
 
 
@@ -142,4 +160,15 @@ def finish_run(
     writer: RunWriter, console: Console, *, show: bool = True, live: LiveSummary | None = None
 ) -> dict[str, Any]:
     """:func:`agenteval.run.finish.finish_run` with the terminal report when ``show``."""
+    # imported when a command writes a run: the parsers are built without it
+    from agenteval.run import finish as _finish
+
     return _finish.finish_run(writer, console, render=render_summary if show else None, live=live)
+
+
+def live_summary(writer: RunWriter, snapshot: SnapshotIndex | None = None) -> LiveSummary:
+    """:func:`agenteval.run.finish.live_summary` (its modules load when a run is written)."""
+    # imported when a command writes a run: the parsers are built without it
+    from agenteval.run.finish import live_summary as _live_summary
+
+    return _live_summary(writer, snapshot)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agenteval.cases.case import Case
-from agenteval.dataset.selection import Selection
 from agenteval.errors import InputError
-from agenteval.rundir import RunHeader
+
+if TYPE_CHECKING:  # the parsers are built without the models (start-up)
+    from agenteval.cases.case import Case
+    from agenteval.dataset.selection import Selection
+    from agenteval.rundir import RunHeader
 
 __all__ = ["add_selection_args", "select_run_cases", "selection_from_args"]
 
@@ -119,6 +121,9 @@ def selection_from_args(args: argparse.Namespace) -> Selection | None:
         ids = list(dict.fromkeys(ids))
     if args.stratify and args.sample is None:
         raise InputError("--stratify applies to --sample: give --sample N|RATE too")
+    # imported when the command runs: --help starts without the models
+    from agenteval.dataset.selection import Selection
+
     sel = Selection(
         tags=tuple(dict.fromkeys(args.tag)),
         where=tuple(args.where),

@@ -25,9 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agenteval._util.outpaths import check_out_files, real, relation
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
-from agenteval.rundir import RUN_FILES, read_header
 
 TABLES = ("trials", "scores", "tool_calls")
 
@@ -58,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     """Check the paths, build the frame, write it; print the path written."""
     # imported when this command runs: the other commands start without it
     from agenteval import frames
+    from agenteval._util.outpaths import check_out_files, real, relation
+    from agenteval.rundir import RUN_FILES, read_header
 
     run_dir = Path(args.run_dir)
     read_header(run_dir)  # not a run: exit 2 before anything else

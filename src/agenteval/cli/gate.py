@@ -35,30 +35,23 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from agenteval._util.outpaths import check_out_files
 from agenteval.cli._common import console_for
 from agenteval.errors import EXIT_IO, EXIT_OK, InputError
-from agenteval.gate.paired import GateResult, compare_runs
-from agenteval.gate.policies import parse_require
-from agenteval.report import summarize
-from agenteval.report.gate_text import render_gate
-from agenteval.report.markdown import render_gate_markdown
-from agenteval.report.terminal import fmt_num, fmt_rate, fmt_s, fmt_usd, safe
-from agenteval.rundir import RUN_FILES
-from agenteval.summary.model import ScorerSummary, Summary
+
+if TYPE_CHECKING:  # the parsers are built without the gate and report modules (start-up)
+    from rich.console import Console
+    from rich.text import Text
+
+    from agenteval.gate.paired import GateResult
+    from agenteval.summary.model import ScorerSummary, Summary
 
 __all__ = [
     "gate_runs",
     "parse_max_drop",
     "register",
     "render_comparison",
-    "render_gate",
     "run_gate",
 ]
 
@@ -165,6 +158,13 @@ def parse_max_drop(items: list[str]) -> dict[str, float]:
 
 def run_gate(args: argparse.Namespace) -> int:
     """Compare, write --json/--markdown, then print the verdict; return the exit code."""
+    # imported when the command runs: --help starts without the gate and report modules
+    from agenteval._util.outpaths import check_out_files
+    from agenteval.gate.policies import parse_require
+    from agenteval.report.gate_text import render_gate
+    from agenteval.report.markdown import render_gate_markdown
+    from agenteval.rundir import RUN_FILES
+
     outs = [(o, p) for o, p in (("--json", args.json), ("--markdown", args.markdown)) if p]
     runs = [("baseline run", args.baseline), ("candidate run", args.candidate)]
     for _, run_dir in runs:  # never onto either run's own files, nor onto a run
@@ -222,6 +222,7 @@ def gate_runs(
     """
     # imported when this command runs: the other commands start without it
     from agenteval.dataset.selection import describe_selection
+    from agenteval.gate.paired import compare_runs
     from agenteval.rundir import read_header
     from agenteval.summary.sources import case_ids
 
@@ -256,6 +257,8 @@ def gate_runs(
 
 def run_compare(args: argparse.Namespace) -> int:
     """Print the runs side by side; always 0 for readable runs."""
+    from agenteval.summary.compute import summarize  # (start-up: on first use)
+
     if len(args.runs) < 2:
         raise InputError("compare needs at least two run directories")
     summaries = [summarize(d) for d in args.runs]
@@ -268,6 +271,12 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def render_comparison(labels: list[str], summaries: list[Summary], console: Console) -> None:
     """A table with one column per run: counts, per-scorer rates/means, latency and cost."""
+    # imported when the command runs: --help starts without rich and the report modules
+    from rich.table import Table
+    from rich.text import Text
+
+    from agenteval.report.terminal import fmt_s, fmt_usd, safe  # (start-up, as above)
+
     t = Table(title="Runs side by side", title_justify="left")
     t.add_column("")
     for label in labels:
@@ -301,6 +310,8 @@ def render_comparison(labels: list[str], summaries: list[Summary], console: Cons
 
 def _scorer_cell(ss: ScorerSummary | None) -> str:
     """``80.0% [62.1–91.0%] n=20`` or ``0.712 [0.640–0.784] n=20``; ``–`` when absent."""
+    from agenteval.report.terminal import fmt_num, fmt_rate  # (start-up: on first use)
+
     if ss is None:
         return "–"
     if ss.applicable == 0:

@@ -26,8 +26,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval._util.gc import frozen_heap
-from agenteval._util.outpaths import check_out_dir
 from agenteval.cli._common import (
     add_scorer_args,
     build_scorers,
@@ -37,18 +35,9 @@ from agenteval.cli._common import (
     say,
 )
 from agenteval.errors import InputError, writing_run
-from agenteval.rundir import (
-    RUN_FILES,
-    TRIALS,
-    DatasetRef,
-    RunHeader,
-    RunWriter,
-    cases_path,
-    write_header,
-)
-from agenteval.rundir.writer import case_line
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the parser is built without the run modules (start-up)
+    from agenteval.rundir import RunWriter
     from agenteval.traces.importer import ImportResult
 
 
@@ -147,7 +136,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # imported when this command runs: the other commands start without it
+    from agenteval._util.gc import frozen_heap
+    from agenteval._util.outpaths import check_out_dir
     from agenteval.dataset import canonical_case_json, load_case_index, scan_dataset
+    from agenteval.rundir import TRIALS, DatasetRef, RunHeader, RunWriter, cases_path, write_header
+    from agenteval.rundir.writer import case_line
     from agenteval.traces.importer import ImportOptions, ImportResult, iter_import
 
     out = Path(args.out)
@@ -222,6 +215,8 @@ def _run(args: argparse.Namespace) -> int:
 def _remove_run(writer: RunWriter) -> None:
     """An import is all or nothing: remove the run begun (the directory if the writer
     made it, else the run's files) so that no half-written RUN_DIR is left."""
+    from agenteval.rundir import RUN_FILES  # (start-up: on first use)
+
     writer.close()
     if writer.created_dir:
         shutil.rmtree(writer.run_dir, ignore_errors=True)

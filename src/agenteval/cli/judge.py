@@ -27,16 +27,13 @@ endpoint answered nonsense); the message gives the count of each, and the run is
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agenteval._util.outpaths import check_out_dir
-from agenteval.cases.case import Case
 from agenteval.cli._common import console_for, finish_run, plain
 from agenteval.cli._executor_args import executor_from_args
 from agenteval.cli._selection_args import (
@@ -46,27 +43,16 @@ from agenteval.cli._selection_args import (
 )
 from agenteval.cli.cache_args import add_cache_args
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
-from agenteval.cli.judge_parallel import judged_scores
 from agenteval.cli.rescore import _remove_new_run
 from agenteval.errors import EXIT_NO_ANSWERS, InputError, writing_run
-from agenteval.judge import (
-    Judge,
-    measure_agreement,
-    read_labels,
-    render_agreement,
-)
-from agenteval.rundir import (
-    TRIALS,
-    RunHeader,
-    RunWriter,
-    TrialRecord,
-    cases_path,
-    iter_trials,
-    read_header,
-)
-from agenteval.rundir.cases import load_run_cases
-from agenteval.rundir.lock import refuse_if_being_written
-from agenteval.scoring.score import Score
+
+if TYPE_CHECKING:  # the parsers are built without the judge and the models (start-up)
+    import asyncio
+
+    from agenteval.cases.case import Case
+    from agenteval.judge import Judge
+    from agenteval.rundir import RunWriter, TrialRecord
+    from agenteval.scoring.score import Score
 
 
 def register(sub: Any) -> None:
@@ -123,6 +109,10 @@ async def _judge_records(
     window: int,
 ) -> None:
     """Judge trials with up to ``window`` in flight, writing them in their original order."""
+    import asyncio  # (start-up: on first use, like the judge)
+
+    from agenteval.cli.judge_parallel import judged_scores  # (start-up: on first use)
+
     pending: deque[tuple[TrialRecord, asyncio.Task[dict[str, Score]]]] = deque()
 
     async def drain(keep: int) -> None:
@@ -143,6 +133,15 @@ async def _judge_records(
 
 def run_judge(args: argparse.Namespace) -> int:
     """``agenteval judge``: see the module docstring."""
+    import asyncio  # (start-up: on first use, like the judge)
+
+    # imported when the command runs: --help starts without the judge (aiohttp) and the models
+    from agenteval._util.outpaths import check_out_dir
+    from agenteval.judge import Judge
+    from agenteval.rundir import TRIALS, RunHeader, RunWriter, cases_path, iter_trials, read_header
+    from agenteval.rundir.cases import load_run_cases
+    from agenteval.rundir.lock import refuse_if_being_written
+
     src = Path(args.run_dir)
     out = Path(args.out)
     check_out_dir(args.out, [("source run", args.run_dir)])  # judge never modifies its source
@@ -217,6 +216,8 @@ def _verdicts_reached(out: Path, names: Iterable[str]) -> int:
     how many did not, and why, and return EXIT_NO_ANSWERS (4): CI must not read a judge
     that answered nonsense every time as success. The new run is kept (rescore or judge
     it again)."""
+    from agenteval.rundir import iter_trials  # (start-up: on first use)
+
     wanted = set(names)
     counts: dict[str, int] = {}
     for rec in iter_trials(out):
@@ -237,6 +238,11 @@ def _verdicts_reached(out: Path, names: Iterable[str]) -> int:
 
 def run_agreement(args: argparse.Namespace) -> int:
     """``agenteval judge-agreement``: see the module docstring."""
+    import asyncio  # (start-up: on first use, like the judge)
+
+    # imported when the command runs: --help starts without the judge (aiohttp)
+    from agenteval.judge import Judge, measure_agreement, read_labels, render_agreement
+
     config = judge_config_from_args(args)
     assert config is not None  # --rubric is required
     if len(config.rubrics) != 1:

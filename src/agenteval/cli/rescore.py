@@ -31,11 +31,8 @@ import dataclasses
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agenteval._util.gc import frozen_heap
-from agenteval._util.outpaths import check_out_dir
-from agenteval.cases.case import Case
 from agenteval.cli._common import (
     add_scorer_args,
     console_for,
@@ -49,22 +46,13 @@ from agenteval.cli._selection_args import (
     select_run_cases,
     selection_from_args,
 )
-from agenteval.dataset import canonical_case_json
 from agenteval.errors import InputError, writing_run
-from agenteval.rundir import (
-    CASES,
-    HEADER,
-    TRIALS,
-    RunHeader,
-    RunWriter,
-    iter_trials,
-    read_header,
-)
-from agenteval.rundir.cases import RunCases, load_run_cases
-from agenteval.rundir.lock import refuse_if_being_written
-from agenteval.scorers.config import rebuild_scorers
-from agenteval.scoring.apply import Scorers
-from agenteval.summary.sources import SnapshotIndex
+
+if TYPE_CHECKING:  # the parser is built without the models (start-up)
+    from agenteval.cases.case import Case
+    from agenteval.rundir import RunWriter
+    from agenteval.rundir.cases import RunCases
+    from agenteval.scoring.apply import Scorers
 
 
 def register(sub: Any) -> None:
@@ -93,6 +81,15 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported when the command runs: --help starts without the models (start-up)
+    from agenteval._util.outpaths import check_out_dir
+    from agenteval.dataset import canonical_case_json
+    from agenteval.rundir import CASES, HEADER, TRIALS, RunHeader, RunWriter, read_header
+    from agenteval.rundir.cases import RunCases, load_run_cases
+    from agenteval.rundir.lock import refuse_if_being_written
+    from agenteval.scorers.config import rebuild_scorers
+    from agenteval.summary.sources import SnapshotIndex
+
     src = Path(args.run_dir)
     out = Path(args.out)
     check_out_dir(args.out, [("source run", args.run_dir)])  # rescore never modifies its source
@@ -169,6 +166,10 @@ def _rescore(
 ) -> None:
     """One pass: each trial is checked, scored and written (only those of the cases ``ids``
     when given); bad input raises InputError."""
+    # imported when the command runs (start-up)
+    from agenteval._util.gc import frozen_heap
+    from agenteval.rundir import TRIALS, iter_trials
+
     trials_file = src / TRIALS
     apply, append, get = scorers.apply, writer.append, cases.get
     with frozen_heap():
@@ -186,6 +187,8 @@ def _rescore(
 
 def _remove_new_run(out: Path, created: bool) -> None:
     """Undo a failed rescore: the whole directory if it made it, else the files it wrote."""
+    from agenteval.rundir import CASES, HEADER, TRIALS  # (start-up: on first use)
+
     if created:
         shutil.rmtree(out, ignore_errors=True)
         return

@@ -32,7 +32,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval.agents.base import Agent
 from agenteval.cli import _tool_loop_args as tool_loop_args
 from agenteval.cli import cache_args
 from agenteval.cli._benchmark_args import add_benchmark_args
@@ -48,12 +47,11 @@ from agenteval.cli._selection_args import add_selection_args, selection_from_arg
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.cli.user_args import add_user_args, user_from_args
 from agenteval.errors import EXIT_NO_ANSWERS, InputError
-from agenteval.run.runner import RunSettings, failure_problem
-from agenteval.run.session import Session
-from agenteval.scoring.apply import Scorers
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the parser is built without the run modules (start-up)
+    from agenteval.agents.base import Agent
     from agenteval.llm.http import RetryPolicy
+    from agenteval.scoring.apply import Scorers
 
 
 def register(sub: Any) -> None:
@@ -387,6 +385,8 @@ def run_session(
     # imported when this command runs: the other commands start without it
     from agenteval.cli._executor_args import executor_from_args
     from agenteval.llm.pricing import PriceTable, load_prices
+    from agenteval.run.runner import RunSettings, failure_problem
+    from agenteval.run.session import Session
 
     prices = (load_prices(args.prices) if args.prices else PriceTable.default()).to_dict()
     judge = None

@@ -21,9 +21,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agenteval.cases.case import Case
-from agenteval.rundir import FORMAT_VERSION, RunHeader, TrialRecord
-from agenteval.trials.trial import Trial
+# Each model is imported by the function that asks it for its schema: --help starts without
+# the models (start-up).
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -40,6 +39,8 @@ def _widen(prop: dict[str, Any], *extra: dict[str, Any]) -> None:
 
 
 def _case() -> dict[str, Any]:
+    from agenteval.cases.case import Case  # (start-up: on first use)
+
     s = Case.model_json_schema()
     props = s["properties"]
     s["additionalProperties"] = True  # unknown fields are kept as metadata
@@ -78,12 +79,16 @@ def _trial_shorthands(s: dict[str, Any]) -> None:
 
 
 def _trial() -> dict[str, Any]:
+    from agenteval.trials.trial import Trial  # (start-up: on first use)
+
     s = Trial.model_json_schema()
     _trial_shorthands(s)
     return s
 
 
 def _trial_record() -> dict[str, Any]:
+    from agenteval.rundir import TrialRecord  # (start-up: on first use)
+
     s = TrialRecord.model_json_schema()
     _trial_shorthands(s)
     score = s["$defs"]["Score"]
@@ -104,6 +109,8 @@ def _trial_record() -> dict[str, Any]:
 
 
 def _run() -> dict[str, Any]:
+    from agenteval.rundir import FORMAT_VERSION, RunHeader  # (start-up: on first use)
+
     s = RunHeader.model_json_schema()
     s["properties"]["format_version"]["description"] = (
         f"Layout version ({FORMAT_VERSION} today); readers accept this and every older one."

@@ -13,11 +13,13 @@ from __future__ import annotations
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agenteval._util.imports import _is_file_target
 from agenteval.errors import InputError
-from agenteval.executors.pool import Job, JobSpec, LocalPool, Pool
+
+if TYPE_CHECKING:  # the pool (multiprocessing) loads when workers start: ~14 ms of CPU
+    from agenteval.executors.pool import Job, JobSpec, Pool  # at the start of every run
 
 KINDS = ("process", "ray")
 
@@ -46,6 +48,8 @@ class Executor:
             from agenteval.executors.raypool import RayPool
 
             return RayPool(spec, self.processes, self.address, self.runtime_env)
+        from agenteval.executors.pool import LocalPool  # (start-up: when workers start)
+
         return LocalPool(spec, self.processes or 2, depth)
 
     def describe(self) -> str:
@@ -97,5 +101,7 @@ def prepare(job: Job, parts: Sequence[tuple[str, Any]], refs: Sequence[str | Non
                 " each worker with an agent factory (--agent module:make_agent, a function"
                 " without parameters returning the agent; docs/scale.md)"
             ) from None
+    from agenteval.executors.pool import JobSpec  # (start-up: when workers start)
+
     imports = [r for r in refs if r is not None and _is_file_target(r.rpartition(":")[0])]
     return JobSpec(tuple(dict.fromkeys(imports)), blob)  # the job's, pickled last
