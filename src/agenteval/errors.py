@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,28 +48,59 @@ class AgentEvalError(Exception):
     exit_code: int = EXIT_INPUT
 
 
+class FieldName(str):
+    """A setting named inside an error message, as its field (``resume``, ``otlp_receiver``).
+
+    Below the command line a message names settings by field; the CLI shows each one as the
+    flag that sets it (``--resume``), through :meth:`InputError.renamed`. A plain ``str``
+    subclass, so a message of parts pickles and joins as text.
+    """
+
+    __slots__ = ()
+
+
 class InputError(AgentEvalError):
     """Something the user gave us is unusable.
 
     The message names where the problem is, as precisely as known:
     ``data/cases.jsonl:12: field 'expected_tools': must be a list of names or {name: count}``.
+
+    ``message`` is text, or a sequence of parts in which a :class:`FieldName` stands for a
+    setting named mid-sentence (``(FieldName("resume"), ": the run differs")``): joined,
+    the field's own name; :meth:`renamed` gives the command line's flag instead.
     """
 
     exit_code = EXIT_INPUT
 
     def __init__(
         self,
-        message: str,
+        message: str | Sequence[str],
         *,
         file: str | Path | None = None,
         line: int | None = None,
         field: str | None = None,
     ) -> None:
-        self.message = message
+        self.parts: tuple[str, ...] = (message,) if isinstance(message, str) else tuple(message)
+        self.message = "".join(self.parts)
         self.file = str(file) if file is not None else None
         self.line = line
         self.field = field
         super().__init__(str(self))
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields the error names: :attr:`field`, then those inside the message."""
+        named = tuple(str(p) for p in self.parts if isinstance(p, FieldName))
+        return (self.field, *named) if self.field else named
+
+    def renamed(self, names: Mapping[str, str]) -> InputError | None:
+        """The same error with each field in ``names`` (``{"resume": "--resume"}``) shown
+        by its new name, or None when it names none of them."""
+        if not any(f in names for f in self.fields):
+            return None
+        parts = [names.get(p, p) if isinstance(p, FieldName) else p for p in self.parts]
+        field = names.get(self.field, self.field) if self.field else None
+        return InputError(parts, file=self.file, line=self.line, field=field)
 
     def __str__(self) -> str:
         where = ""

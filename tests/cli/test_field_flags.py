@@ -74,3 +74,68 @@ def test_the_gate_names_its_fields_and_the_command_line_its_flags(
         assert main(["gate", base, cand, *args]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"agenteval: error: field '{flag}': ") and err.count("\n") == 1
+
+
+def test_a_field_named_inside_a_message_is_its_flag_on_the_command_line(tmp_path: Path) -> None:
+    from agenteval._util.imports import load_callable
+    from agenteval._util.outpaths import check_out_dir
+    from agenteval.traces.receiver import parse_address
+
+    with pytest.raises(InputError) as e:
+        parse_address("host:x")
+    assert e.value.fields == ("otlp_receiver",)
+    assert str(e.value) == "otlp_receiver must be HOST:PORT (port 0-65535) or auto, got 'host:x'"
+    with pytest.raises(InputError) as e, flag_errors(**FIELD_FLAGS):
+        parse_address("host:x")
+    assert str(e.value).startswith("--otlp-receiver must be HOST:PORT")
+
+    with pytest.raises(InputError) as e:
+        load_callable("nope", what="agent", option="agent")
+    assert (
+        e.value.message
+        == "agent 'agent nope' must look like package.module:function or file.py:function"
+    )
+    renamed = e.value.renamed(FIELD_FLAGS)
+    assert renamed is not None and renamed.message.startswith("agent '--agent nope' must look")
+
+    data = tmp_path / "cases.jsonl"
+    data.write_text('{"id": "a", "input": "q"}\n')
+    with pytest.raises(InputError) as e:
+        check_out_dir(tmp_path, [("dataset", data)])
+    assert e.value.fields == ("out", "out") and "--" not in e.value.message
+    renamed = e.value.renamed(FIELD_FLAGS)
+    assert renamed is not None
+    assert (
+        renamed.message
+        == f"--out {tmp_path} contains the dataset {data}; --out must be a new directory"
+    )
+
+
+def test_an_error_naming_no_known_field_is_left_as_it_is() -> None:
+    from agenteval.errors import FieldName
+
+    e = InputError(("give ", FieldName("nothing_mapped"), " once"), file="f.yaml", line=2)
+    assert e.renamed(FIELD_FLAGS) is None
+    assert str(e) == "f.yaml:2: give nothing_mapped once"
+    with pytest.raises(InputError) as caught, flag_errors(**FIELD_FLAGS):
+        raise e
+    assert caught.value is e
+
+
+def test_every_field_flag_is_a_flag() -> None:
+    for field, flag in FIELD_FLAGS.items():
+        assert field.isidentifier() and flag.startswith("--"), (field, flag)
+
+
+def test_the_agent_flag_in_a_cli_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "cases.jsonl"
+    data.write_text('{"id": "a", "input": "q"}\n')
+    out = tmp_path / "r"
+    assert main(["run", str(data), "--agent", "nope", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "agenteval: error: agent '--agent nope' must look like package.module:function"
+        " or file.py:function\n"
+    )

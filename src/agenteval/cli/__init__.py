@@ -65,6 +65,25 @@ FIELD_FLAGS = {
     "no_new_failures": "--no-new-failures",
     "listen": "--listen",
     "otlp_receiver": "--otlp-receiver",
+    "otlp_endpoint": "--otlp-endpoint",
+    "max_turns": "--max-turns",
+    "capture": "--capture",
+    "capture_proxy": "--capture-proxy",
+    "resume": "--resume",
+    "out": "--out",
+    "dir": "--dir",
+    "agent": "--agent",
+    "tools_module": "--tools",
+    "user": "--user",
+    "scorer": "--scorer",
+    "judge_endpoint": "--judge-endpoint",
+    "judge_model": "--judge-model",
+    "judge_rubrics": "--rubric",
+    "judge_samples": "--judge-samples",
+    "judge_concurrency": "--judge-concurrency",
+    "judge_temperature": "--judge-temperature",
+    "judge_max_tokens": "--judge-max-tokens",
+    "cache_mode": "--cache-mode",
 }
 """The fields the layers below name in an InputError, as the flags that set them (an error
 below the command line names the field; the command line says the flag)."""
@@ -108,9 +127,10 @@ def flag_errors(**flags: str) -> Iterator[None]:
     try:
         yield
     except InputError as e:
-        if e.field not in flags:
+        renamed = e.renamed(flags)
+        if renamed is None:
             raise
-        raise InputError(e.message, file=e.file, line=e.line, field=flags[e.field]) from None
+        raise renamed from None
 
 
 def _wanted_module(argv: Sequence[str]) -> str | None:

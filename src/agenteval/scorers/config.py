@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval._util.imports import load_callable
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.scorers import OPT_IN_SCORER_NAMES, builtin_scorer, builtin_scorers
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import ScorerFn
@@ -42,7 +42,7 @@ class ScorerConfig:
     extra: Sequence[ScorerFn] = ()
 
 
-def build_scorers(config: ScorerConfig, *, option: str = "--scorer") -> Scorers:
+def build_scorers(config: ScorerConfig, *, option: str = "scorer") -> Scorers:
     """The scorer set for ``config``: built-ins first (report order), then ``custom``,
     then ``extra``. InputError for an unknown PII kind, a bad tool definition, a custom
     scorer that cannot be imported, or two scorers with the same name."""
@@ -58,14 +58,14 @@ def build_scorers(config: ScorerConfig, *, option: str = "--scorer") -> Scorers:
             )
         except ValueError as e:
             pii = config.pii_kinds is not None and "kind" in str(e)
-            raise InputError(str(e), field="--pii-kinds" if pii else None) from None
+            raise InputError(str(e), field="pii_kinds" if pii else None) from None
     for target in config.custom:
         fns.append(load_scorer(target, option))
     fns.extend(config.extra)
     return Scorers(fns)
 
 
-def load_scorer(target: str, option: str | None = "--scorer") -> Scorer:
+def load_scorer(target: str, option: str | None = "scorer") -> Scorer:
     """The scorer at import path ``module:fn``, with ``ref`` set to that path; a bare
     name (no ``:``) of an opt-in built-in (``answer_match``) is that built-in."""
     if ":" not in target and target in OPT_IN_SCORER_NAMES:
@@ -129,7 +129,7 @@ def rebuild_scorers(
     rebuilt from its ref (unknown built-in, bad settings, import failure), naming
     ``where`` (the run.json path) as the file.
     """
-    custom = [load_scorer(t, "--scorer") for t in overrides.custom]
+    custom = [load_scorer(t, "scorer") for t in overrides.custom]
     by_name = {c.name: c for c in custom}
     fns: list[ScorerFn] = []
     out = Rebuilt(Scorers([]))
@@ -196,8 +196,12 @@ def _recorded(spec: ScorerSpec, where: str | None) -> ScorerFn:
         fn = load_scorer(spec.ref, None)
     except InputError as e:
         raise InputError(
-            f"scorer '{spec.name}' cannot be rebuilt: {e.message}; make {spec.ref}"
-            " importable or give --scorer MODULE:FN",
+            (
+                f"scorer '{spec.name}' cannot be rebuilt: {e.message}; make {spec.ref}"
+                " importable or give ",
+                FieldName("scorer"),
+                " MODULE:FN",
+            ),
             file=where,
             field="scorers",
         ) from None

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any, Protocol
 
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.traces.capture_logs import CURRENT_LOGS, attach_logs
 from agenteval.traces.collect import SpanListTrial, collect_spans
 from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory
@@ -94,12 +94,17 @@ def capture_source(mode: str) -> CaptureSource | None:
     if mode == "openai-agents":
         if not sdk_available():
             raise InputError(
-                "--capture openai-agents needs openai-agents: pip install -e '.[openai-agents]'"
+                (
+                    FieldName("capture"),
+                    " openai-agents needs openai-agents: pip install -e '.[openai-agents]'",
+                )
             )
         return OpenAIAgentsCapture()
     if mode == "otel":
         if not otel_available():
-            raise InputError("--capture otel needs opentelemetry-sdk: pip install -e '.[otel]'")
+            raise InputError(
+                (FieldName("capture"), " otel needs opentelemetry-sdk: pip install -e '.[otel]'")
+            )
         return OtelCapture()
     sources: list[CaptureSource] = []
     if sdk_available():

@@ -50,7 +50,7 @@ from aiohttp import web
 from agenteval._util.hosts import HostCheck
 from agenteval._util.net import is_loopback, listen
 from agenteval._util.say import Say, log_warning
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.llm.propagation import TraceContext
 from agenteval.traces.bodies import BodyError, decode_content
 from agenteval.traces.logs import LogRecord
@@ -73,14 +73,19 @@ _LOGGED_BAD = 5  # malformed requests logged one line each; later ones only coun
 def parse_address(value: str) -> tuple[str, int]:
     """``HOST:PORT``, ``:PORT``, ``[::1]:PORT`` or ``auto`` → (host, port); port 0 = any.
 
-    A missing host is ``127.0.0.1``. Raises InputError naming ``--otlp-receiver``.
+    A missing host is ``127.0.0.1``. Raises InputError naming the field ``otlp_receiver``.
     """
     if value == "auto":
         return "127.0.0.1", 0
     host, sep, port = value.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise InputError(f"--otlp-receiver must be HOST:PORT (port 0-65535) or auto, got {value!r}")
+        raise InputError(
+            (
+                FieldName("otlp_receiver"),
+                f" must be HOST:PORT (port 0-65535) or auto, got {value!r}",
+            )
+        )
     return host, int(port)
 
 
