@@ -39,6 +39,7 @@ from agenteval.errors import FieldName, InputError
 from agenteval.traces.capture_logs import CURRENT_LOGS, attach_logs
 from agenteval.traces.collect import SpanListTrial, collect_spans
 from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory
+from agenteval.traces.otel_global import attach_processor
 
 __all__ = [
     "CAPTURE_MODES",
@@ -196,21 +197,16 @@ def _attach() -> bool:
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 
-    with _ATTACH_LOCK:
-        provider: Any = trace.get_tracer_provider()
-        if getattr(provider, _MARK, False):
-            return True
-        if isinstance(provider, trace.ProxyTracerProvider):
-            provider = TracerProvider()
-            provider.add_span_processor(_processor())
-            setattr(provider, _MARK, True)
-            trace.set_tracer_provider(provider)
-            return trace.get_tracer_provider() is provider
-        if callable(getattr(provider, "add_span_processor", None)):
-            provider.add_span_processor(_processor())
-            setattr(provider, _MARK, True)
-            return True
-        return False
+    return attach_processor(
+        lock=_ATTACH_LOCK,
+        mark=_MARK,
+        current=trace.get_tracer_provider,
+        install=trace.set_tracer_provider,
+        proxy_type=trace.ProxyTracerProvider,
+        new_provider=TracerProvider,
+        add="add_span_processor",
+        processor=_processor,
+    )
 
 
 class OtelCapture:

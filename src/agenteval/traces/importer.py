@@ -55,14 +55,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agenteval._util.untrusted import clean_text
 from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
 from agenteval.traces.logs import LogRecord
 from agenteval.traces.spool import Spool
 from agenteval.traces.tracefile import read_file
 from agenteval.traces.unit_trial import span_time, unit_trial
-from agenteval.traces.units import Unit, attribute
+from agenteval.traces.units import Unit, attribute_text, unit_case_id
 from agenteval.trials.trial import Trial
 from agenteval.trials.unrecorded import NOT_RECORDED
 
@@ -134,18 +133,6 @@ def sample_key(seed: int, key: str) -> float:
     return int.from_bytes(h[:8], "big") / 2.0**64
 
 
-def _hash_id(key: str) -> str:
-    return "t-" + hashlib.sha256(clean_text(key).encode("utf-8")).hexdigest()[:12]
-
-
-def _text(v: Any) -> str | None:
-    if v is None or isinstance(v, dict | list):
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return clean_text(str(v))
-
-
 def _keep(u: Unit, opts: ImportOptions, res: ImportResult) -> bool:
     if opts.since is not None or opts.until is not None:
         start = span_time(u.start_ns)
@@ -159,7 +146,7 @@ def _keep(u: Unit, opts: ImportOptions, res: ImportResult) -> bool:
             res.drop("at or after until")
             return False
     for name, value in opts.where:
-        if _text(attribute(u, name)) != value:
+        if attribute_text(u, name) != value:
             res.drop("where")
             return False
     if opts.sample is not None and opts.sample < 1.0:
@@ -197,18 +184,11 @@ def iter_import(
                 case_input, trial = unit_trial(u, index.of(u))
                 joined: Case | None = None
                 if opts.dataset is not None and opts.join_attr is not None:
-                    value = _text(attribute(u, opts.join_attr))
+                    value = attribute_text(u, opts.join_attr)
                     joined = opts.dataset.get(value) if value is not None else None
                     if joined is None:
                         res.unmatch(value if value is not None else "(none)")
-                if joined is not None:
-                    cid = joined.id
-                else:
-                    attr = None
-                    if opts.case_id_attr is not None:
-                        attr = _text(attribute(u, opts.case_id_attr))
-                    # a blank value is no id: the unit keeps its hash id
-                    cid = attr if attr is not None and attr.strip() else _hash_id(u.key)
+                cid = joined.id if joined is not None else unit_case_id(u, opts.case_id_attr)
 
                 def make(
                     joined: Case | None = joined, cid: str = cid, given: Any = case_input

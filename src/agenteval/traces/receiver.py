@@ -43,7 +43,9 @@ import asyncio
 import contextlib
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from aiohttp import web
 
@@ -66,6 +68,7 @@ QUIET_S = 0.1
 """Quiet period that ends the wait early once the trace's root span (a conversation: the
 root of every turn's request) has arrived."""
 _JSON = "application/json"
+_Item = TypeVar("_Item")
 _PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
 _LOGGED_BAD = 5  # malformed requests logged one line each; later ones only counted
 
@@ -321,18 +324,38 @@ class OtlpReceiver:
             return self._refuse(e.status, e.message)
         return ctype, body
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    @staticmethod
+    def accepted(content_type: str) -> web.Response:
+        """The reply to an export taken: an empty response in the request's encoding."""
+        if content_type == _JSON:
+            return web.Response(body=b"{}", content_type=_JSON)
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    async def decoded(
+        self,
+        request: web.Request,
+        decode: Callable[[bytes, str, str], list[_Item]],
+        where: str,
+        what: str,
+    ) -> tuple[str, list[_Item]] | web.Response:
+        """The content type and what ``decode(body, content_type, where)`` reads of a
+        :meth:`checked_body`; else the refusal (400 naming ``what`` for a value no decoder
+        check caught). For ``/v1/traces`` and ``/v1/logs``."""
         checked = await self.checked_body(request)
         if isinstance(checked, web.Response):
             return checked
         ctype, body = checked
         try:
-            spans = decode_body(body, ctype, "OTLP request body")
+            return ctype, decode(body, ctype, where)
         except InputError as e:
             return self._refuse(400, str(e))
         except (ValueError, RecursionError) as e:  # a value no decoder check caught
-            return self._refuse(400, f"OTLP request body cannot be read ({type(e).__name__})")
+            return self._refuse(400, f"{what} cannot be read ({type(e).__name__})")
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        got = await self.decoded(request, decode_body, "OTLP request body", "OTLP request body")
+        if isinstance(got, web.Response):
+            return got
+        ctype, spans = got
         self._route(spans)
-        if ctype == _JSON:
-            return web.Response(body=b"{}", content_type=_JSON)
-        return web.Response(body=b"", content_type="application/x-protobuf")
+        return self.accepted(ctype)
