@@ -88,8 +88,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("rundir/writer.py", "--resume"): _ARGV + ": the command holding the lock, as typed",
     ("run/session.py", "--resume"): _ARGV + ": the command holding the lock, as typed",
     # not yet mapped
-    ("errors.py", "--resume"): _TODO + " (RunWriteError)",
-    ("executors/driver.py", "--resume"): _TODO + " (WorkersLostError)",
     ("executors/__init__.py", "--agent"): _TODO + " (advice inside a pickling error)",
     ("scorers/config.py", "--scorer"): _TODO + " (rescore's notes, golden stderr)",
     ("scorers/config.py", "--trust-run"): _TODO + " (rescore's notes)",

@@ -8,10 +8,11 @@ message and exits with :data:`EXIT_INPUT`; it never shows a traceback for one.
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 EXIT_OK = 0
 """Success (for ``gate``: the candidate may ship)."""
@@ -42,12 +43,6 @@ EXIT_TERMINATED = 143
 """``run``: stopped by SIGTERM (128 + 15), handled like one Ctrl-C."""
 
 
-class AgentEvalError(Exception):
-    """Base class of the errors agenteval raises on purpose."""
-
-    exit_code: int = EXIT_INPUT
-
-
 class FieldName(str):
     """A setting named inside an error message, as its field (``resume``, ``otlp_receiver``).
 
@@ -57,6 +52,44 @@ class FieldName(str):
     """
 
     __slots__ = ()
+
+
+class AgentEvalError(Exception):
+    """Base class of the errors agenteval raises on purpose.
+
+    :meth:`named` makes one whose message names settings as :class:`FieldName` parts;
+    :meth:`renamed` shows them by other names (the CLI: by their flags).
+    """
+
+    exit_code: int = EXIT_INPUT
+    parts: tuple[str, ...] = ()
+    """The message as parts (empty: the message names no field)."""
+
+    @classmethod
+    def named(cls, *parts: str) -> Self:
+        """``cls(message)`` for the message joined from ``parts`` (:class:`FieldName` ones
+        naming settings), keeping the parts for :meth:`renamed`."""
+        e = cls("".join(parts))
+        e.parts = parts
+        return e
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields the message names."""
+        return tuple(str(p) for p in self.parts if isinstance(p, FieldName))
+
+    def renamed(self, names: Mapping[str, str]) -> Self | None:
+        """A copy with each field in ``names`` shown by its new name, or None when the
+        error names none of them."""
+        if not any(f in names for f in self.fields):
+            return None
+        new = copy.copy(self)
+        new.parts = tuple(names.get(p, p) if isinstance(p, FieldName) else p for p in self.parts)
+        text = "".join(new.parts)
+        if hasattr(new, "message"):
+            new.message = text
+        new.args = (text,)
+        return new
 
 
 class InputError(AgentEvalError):
@@ -127,7 +160,10 @@ class RunWriteError(AgentEvalError):
         where = e.filename if e.filename is not None else path
         reason = e.strerror or str(e) or type(e).__name__
         target = f" {where}" if where is not None else " the run"
-        return cls(f"cannot write{target}: {reason}; what was written is kept (--resume continues)")
+        kept = "; what was written is kept ("
+        return cls.named(
+            f"cannot write{target}: {reason}{kept}", FieldName("resume"), " continues)"
+        )
 
 
 class TooManyFailuresError(AgentEvalError):

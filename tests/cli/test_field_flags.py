@@ -9,7 +9,7 @@ import pytest
 from agenteval.benchmarks import default_registry
 from agenteval.benchmarks._suites import benchmark_scorers
 from agenteval.cli import FIELD_FLAGS, flag_errors, main
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 
 
 def test_below_the_command_line_the_error_names_the_field() -> None:
@@ -112,8 +112,6 @@ def test_a_field_named_inside_a_message_is_its_flag_on_the_command_line(tmp_path
 
 
 def test_an_error_naming_no_known_field_is_left_as_it_is() -> None:
-    from agenteval.errors import FieldName
-
     e = InputError(("give ", FieldName("nothing_mapped"), " once"), file="f.yaml", line=2)
     assert e.renamed(FIELD_FLAGS) is None
     assert str(e) == "f.yaml:2: give nothing_mapped once"
@@ -139,3 +137,24 @@ def test_the_agent_flag_in_a_cli_message(
         "agenteval: error: agent '--agent nope' must look like package.module:function"
         " or file.py:function\n"
     )
+
+
+def test_any_agenteval_error_may_name_a_field_the_cli_shows_as_its_flag() -> None:
+    import errno
+
+    from agenteval.errors import RunWriteError
+    from agenteval.executors.driver import WorkersLostError
+
+    e = RunWriteError.from_os_error(OSError(errno.ENOSPC, "No space left on device"), "r")
+    assert (
+        str(e)
+        == "cannot write r: No space left on device; what was written is kept (resume continues)"
+    )
+    with pytest.raises(RunWriteError) as caught, flag_errors(**FIELD_FLAGS):
+        raise e
+    assert caught.value.exit_code == 5
+    assert str(caught.value).endswith("what was written is kept (--resume continues)")
+    lost = WorkersLostError.named("every worker was lost; run again with ", FieldName("resume"))
+    renamed = lost.renamed(FIELD_FLAGS)
+    assert renamed is not None and str(renamed) == "every worker was lost; run again with --resume"
+    assert type(renamed) is WorkersLostError and str(lost).endswith("with resume")

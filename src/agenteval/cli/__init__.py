@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from agenteval._version import __version__
-from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError, InputError
+from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError
 
 COMMAND_MODULES = (
     "run",
@@ -122,11 +122,13 @@ class _Parser(argparse.ArgumentParser):
 
 @contextlib.contextmanager
 def flag_errors(**flags: str) -> Iterator[None]:
-    """An InputError in the block naming a field of ``flags`` (``pii_kinds="--pii-kinds"``)
-    names the command-line flag instead: the layers below the command line name fields."""
+    """An error in the block naming a field of ``flags`` (``pii_kinds="--pii-kinds"``: an
+    InputError's ``field``, or a :class:`~agenteval.errors.FieldName` in any agenteval
+    error's message) names the command-line flag instead: the layers below the command
+    line name fields."""
     try:
         yield
-    except InputError as e:
+    except AgentEvalError as e:
         renamed = e.renamed(flags)
         if renamed is None:
             raise
