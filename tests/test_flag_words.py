@@ -50,6 +50,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("view/pages.py", "--require"): _RECORDED + " (the policies as the gate command's options)",
     ("view/pages.py", "--max-drop"): _RECORDED + " (the policies as the gate command's options)",
     ("view/pages.py", "--no-new-failures"): _RECORDED + " (the gate command's options)",
+    ("cases/calls.py", "--trust-run"): _RECORDED + " (an untrusted matcher's score reason)",
     ("cases/case.py", "--user"): "the case model's schema text",
     ("cases/case.py", "--user-endpoint"): "the case model's schema text",
     # other command lines
@@ -88,10 +89,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("rundir/writer.py", "--resume"): _ARGV + ": the command holding the lock, as typed",
     ("run/session.py", "--resume"): _ARGV + ": the command holding the lock, as typed",
     # not yet mapped
-    ("executors/__init__.py", "--agent"): _TODO + " (advice inside a pickling error)",
     ("scorers/config.py", "--scorer"): _TODO + " (rescore's notes, golden stderr)",
     ("scorers/config.py", "--trust-run"): _TODO + " (rescore's notes)",
-    ("cases/calls.py", "--trust-run"): _TODO + " (UntrustedMatcher, a score reason)",
     ("traces/receiver.py", "--otlp-wait"): _TODO + " (the receiver's stats line)",
     ("_util/hosts.py", "--allow-host"): _TODO + " (an HTTP refusal body)",
     ("mcp_server/jobs.py", "--allow-run"): _TODO + " (an MCP tool error)",
