@@ -89,9 +89,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("rundir/writer.py", "--resume"): _ARGV + ": the command holding the lock, as typed",
     ("run/session.py", "--resume"): _ARGV + ": the command holding the lock, as typed",
     # not yet mapped
-    ("scorers/config.py", "--scorer"): _TODO + " (rescore's notes, golden stderr)",
-    ("scorers/config.py", "--trust-run"): _TODO + " (rescore's notes)",
-    ("traces/receiver.py", "--otlp-wait"): _TODO + " (the receiver's stats line)",
     ("_util/hosts.py", "--allow-host"): _TODO + " (an HTTP refusal body)",
     ("mcp_server/jobs.py", "--allow-run"): _TODO + " (an MCP tool error)",
     ("mcp_server/server.py", "--allow-run"): _TODO + " (the MCP server's instructions)",

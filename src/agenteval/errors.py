@@ -54,6 +54,23 @@ class FieldName(str):
     __slots__ = ()
 
 
+class NamedText(str):
+    """Text for the user (a note, a stats line) naming settings as :class:`FieldName` parts:
+    it reads with the field names; :meth:`renamed` gives it with other names (the CLI's
+    flags)."""
+
+    parts: tuple[str, ...]
+
+    def __new__(cls, *parts: str) -> NamedText:
+        text = super().__new__(cls, "".join(parts))
+        text.parts = parts
+        return text
+
+    def renamed(self, names: Mapping[str, str]) -> str:
+        """The text with each field in ``names`` shown by its new name."""
+        return "".join(names.get(p, p) if isinstance(p, FieldName) else p for p in self.parts)
+
+
 class AgentEvalError(Exception):
     """Base class of the errors agenteval raises on purpose.
 

@@ -158,3 +158,22 @@ def test_any_agenteval_error_may_name_a_field_the_cli_shows_as_its_flag() -> Non
     renamed = lost.renamed(FIELD_FLAGS)
     assert renamed is not None and str(renamed) == "every worker was lost; run again with --resume"
     assert type(renamed) is WorkersLostError and str(lost).endswith("with resume")
+
+
+def test_a_note_names_fields_and_the_cli_says_the_flags() -> None:
+    from agenteval.cli._common import flagged
+    from agenteval.errors import NamedText
+    from agenteval.scorers.config import ScorerOverrides, rebuild_scorers
+    from agenteval.scoring.spec import ScorerSpec
+    from agenteval.traces.receiver import ReceiverStats
+
+    spec = ScorerSpec(name="polite", ref="my_scorers:polite")
+    notes = rebuild_scorers([spec], ScorerOverrides(), where="run.json").notes
+    assert len(notes) == 1 and isinstance(notes[0], NamedText)
+    assert "only with trust_run;" in notes[0] and "(or give scorer my_scorers:polite)" in notes[0]
+    assert flagged(notes[0]).endswith(
+        "only with --trust-run; its stored scores are kept (or give --scorer my_scorers:polite)"
+    )
+    line = ReceiverStats().line(2.0)
+    assert "(otlp_wait 2)" in line and "(--otlp-wait 2)" in flagged(line)
+    assert flagged("plain text") == "plain text"

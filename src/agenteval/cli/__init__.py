@@ -84,6 +84,8 @@ FIELD_FLAGS = {
     "judge_temperature": "--judge-temperature",
     "judge_max_tokens": "--judge-max-tokens",
     "cache_mode": "--cache-mode",
+    "trust_run": "--trust-run",
+    "otlp_wait": "--otlp-wait",
 }
 """The fields the layers below name in an InputError, as the flags that set them (an error
 below the command line names the field; the command line says the flag)."""

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from agenteval._util.untrusted import strip_unsafe
 from agenteval.cases.tooldefs import load_tool_file
-from agenteval.errors import InputError
+from agenteval.cli import FIELD_FLAGS
+from agenteval.errors import InputError, NamedText
 from agenteval.run import finish as _finish
 from agenteval.run.finish import live_summary as live_summary
 from agenteval.scorers import PII_KINDS
@@ -116,6 +117,12 @@ def console_for(args: argparse.Namespace) -> Console:
         force_terminal=None if not (quiet or ci) else False,
         width=None if sys.stdout.isatty() else 120,
     )
+
+
+def flagged(text: str) -> str:
+    """``text`` with the fields a :class:`~agenteval.errors.NamedText` names shown as the
+    flags that set them (``agenteval.cli.FIELD_FLAGS``); other text as it is."""
+    return text.renamed(FIELD_FLAGS) if isinstance(text, NamedText) else text
 
 
 def say(text: str) -> None:

@@ -41,6 +41,7 @@ from agenteval.cli._common import (
     add_scorer_args,
     build_scorers,
     console_for,
+    flagged,
     render_summary,
     say,
 )
@@ -351,7 +352,7 @@ def run_session(
         print(f"agenteval: selection: {describe_selection(session.selected)}", file=sys.stderr)
     receiver = getattr(agent, "receiver", None)
     if receiver is not None:  # what the OTLP receiver attributed and dropped
-        print(receiver.stats.line(getattr(agent, "wait_s", 0.0)), file=sys.stderr)
+        print(flagged(receiver.stats.line(getattr(agent, "wait_s", 0.0))), file=sys.stderr)
     if result.interrupted:
         return result.exit_code
     problem = failure_problem(

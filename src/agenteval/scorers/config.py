@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval._util.imports import load_callable
-from agenteval.errors import FieldName, InputError
+from agenteval.errors import FieldName, InputError, NamedText
 from agenteval.scorers import OPT_IN_SCORER_NAMES, builtin_scorer, builtin_scorers
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import ScorerFn
@@ -105,6 +105,8 @@ class Rebuilt:
     scorers: Scorers
     kept: list[ScorerSpec] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    """One line each (a :class:`~agenteval.errors.NamedText` naming the fields
+    ``scorer``, ``trust_run``: the CLI shows their flags)."""
 
     @property
     def specs(self) -> list[ScorerSpec]:
@@ -153,15 +155,24 @@ def rebuild_scorers(
         elif spec.ref is None:
             out.kept.append(spec)
             out.notes.append(
-                f"cannot rebuild scorer '{spec.name}': run.json records no import path for it;"
-                " its stored scores are kept (give --scorer MODULE:FN to recompute it)"
+                NamedText(
+                    f"cannot rebuild scorer '{spec.name}': run.json records no import path"
+                    " for it; its stored scores are kept (give ",
+                    FieldName("scorer"),
+                    " MODULE:FN to recompute it)",
+                )
             )
         elif not overrides.trust_refs:
             out.kept.append(spec)
             out.notes.append(
-                f"scorer '{spec.name}' not recomputed: run.json names its code ({spec.ref})"
-                " and rescore imports code named by a run only with --trust-run; its stored"
-                f" scores are kept (or give --scorer {spec.ref})"
+                NamedText(
+                    f"scorer '{spec.name}' not recomputed: run.json names its code ({spec.ref})"
+                    " and rescore imports code named by a run only with ",
+                    FieldName("trust_run"),
+                    "; its stored scores are kept (or give ",
+                    FieldName("scorer"),
+                    f" {spec.ref})",
+                )
             )
         else:
             fns.append(_recorded(spec, where))

@@ -52,7 +52,7 @@ from aiohttp import web
 from agenteval._util.hosts import HostCheck
 from agenteval._util.net import is_loopback, listen
 from agenteval._util.say import Say, log_warning
-from agenteval.errors import FieldName, InputError
+from agenteval.errors import FieldName, InputError, NamedText
 from agenteval.llm.propagation import TraceContext
 from agenteval.traces.bodies import BodyError, decode_content
 from agenteval.traces.logs import LogRecord
@@ -107,11 +107,14 @@ class ReceiverStats:
     """Requests answered 400, 413 or 415."""
 
     def line(self, wait_s: float) -> str:
-        """One line for the end of the run."""
-        return (
+        """One line for the end of the run (a :class:`~agenteval.errors.NamedText` naming
+        the field ``otlp_wait``: the CLI shows its flag)."""
+        return NamedText(
             f"agenteval: OTLP receiver: {self.spans} spans attributed to trials;"
             f" dropped {self.unknown} of unknown traces and {self.late} that arrived after"
-            f" their trial's wait (--otlp-wait {wait_s:g}); {self.malformed} requests refused"
+            " their trial's wait (",
+            FieldName("otlp_wait"),
+            f" {wait_s:g}); {self.malformed} requests refused",
         )
 
 
