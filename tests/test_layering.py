@@ -172,7 +172,7 @@ def test_only_the_command_line_imports_the_command_line() -> None:
 
 
 _ARGPARSE_ALLOWED = {
-    "agenteval.testing.fake_openai",  # a program of its own: python -m agenteval.testing...
+    "agenteval.testing.fake_openai.__main__",  # a program: python -m agenteval.testing.fake_openai
 }
 _KNOWN_ARGPARSE: set[str] = set()
 

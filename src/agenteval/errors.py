@@ -8,10 +8,11 @@ message and exits with :data:`EXIT_INPUT`; it never shows a traceback for one.
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 EXIT_OK = 0
 """Success (for ``gate``: the candidate may ship)."""
@@ -42,10 +43,70 @@ EXIT_TERMINATED = 143
 """``run``: stopped by SIGTERM (128 + 15), handled like one Ctrl-C."""
 
 
+class FieldName(str):
+    """A setting named inside an error message, as its field (``resume``, ``otlp_receiver``).
+
+    Below the command line a message names settings by field; the CLI shows each one as the
+    flag that sets it (``--resume``), through :meth:`InputError.renamed`. A plain ``str``
+    subclass, so a message of parts pickles and joins as text.
+    """
+
+    __slots__ = ()
+
+
+class NamedText(str):
+    """Text for the user (a note, a stats line) naming settings as :class:`FieldName` parts:
+    it reads with the field names; :meth:`renamed` gives it with other names (the CLI's
+    flags)."""
+
+    parts: tuple[str, ...]
+
+    def __new__(cls, *parts: str) -> NamedText:
+        text = super().__new__(cls, "".join(parts))
+        text.parts = parts
+        return text
+
+    def renamed(self, names: Mapping[str, str]) -> str:
+        """The text with each field in ``names`` shown by its new name."""
+        return "".join(names.get(p, p) if isinstance(p, FieldName) else p for p in self.parts)
+
+
 class AgentEvalError(Exception):
-    """Base class of the errors agenteval raises on purpose."""
+    """Base class of the errors agenteval raises on purpose.
+
+    :meth:`named` makes one whose message names settings as :class:`FieldName` parts;
+    :meth:`renamed` shows them by other names (the CLI: by their flags).
+    """
 
     exit_code: int = EXIT_INPUT
+    parts: tuple[str, ...] = ()
+    """The message as parts (empty: the message names no field)."""
+
+    @classmethod
+    def named(cls, *parts: str) -> Self:
+        """``cls(message)`` for the message joined from ``parts`` (:class:`FieldName` ones
+        naming settings), keeping the parts for :meth:`renamed`."""
+        e = cls("".join(parts))
+        e.parts = parts
+        return e
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields the message names."""
+        return tuple(str(p) for p in self.parts if isinstance(p, FieldName))
+
+    def renamed(self, names: Mapping[str, str]) -> Self | None:
+        """A copy with each field in ``names`` shown by its new name, or None when the
+        error names none of them."""
+        if not any(f in names for f in self.fields):
+            return None
+        new = copy.copy(self)
+        new.parts = tuple(names.get(p, p) if isinstance(p, FieldName) else p for p in self.parts)
+        text = "".join(new.parts)
+        if hasattr(new, "message"):
+            new.message = text
+        new.args = (text,)
+        return new
 
 
 class InputError(AgentEvalError):
@@ -53,23 +114,43 @@ class InputError(AgentEvalError):
 
     The message names where the problem is, as precisely as known:
     ``data/cases.jsonl:12: field 'expected_tools': must be a list of names or {name: count}``.
+
+    ``message`` is text, or a sequence of parts in which a :class:`FieldName` stands for a
+    setting named mid-sentence (``(FieldName("resume"), ": the run differs")``): joined,
+    the field's own name; :meth:`renamed` gives the command line's flag instead.
     """
 
     exit_code = EXIT_INPUT
 
     def __init__(
         self,
-        message: str,
+        message: str | Sequence[str],
         *,
         file: str | Path | None = None,
         line: int | None = None,
         field: str | None = None,
     ) -> None:
-        self.message = message
+        self.parts: tuple[str, ...] = (message,) if isinstance(message, str) else tuple(message)
+        self.message = "".join(self.parts)
         self.file = str(file) if file is not None else None
         self.line = line
         self.field = field
         super().__init__(str(self))
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields the error names: :attr:`field`, then those inside the message."""
+        named = tuple(str(p) for p in self.parts if isinstance(p, FieldName))
+        return (self.field, *named) if self.field else named
+
+    def renamed(self, names: Mapping[str, str]) -> InputError | None:
+        """The same error with each field in ``names`` (``{"resume": "--resume"}``) shown
+        by its new name, or None when it names none of them."""
+        if not any(f in names for f in self.fields):
+            return None
+        parts = [names.get(p, p) if isinstance(p, FieldName) else p for p in self.parts]
+        field = names.get(self.field, self.field) if self.field else None
+        return InputError(parts, file=self.file, line=self.line, field=field)
 
     def __str__(self) -> str:
         where = ""
@@ -96,7 +177,10 @@ class RunWriteError(AgentEvalError):
         where = e.filename if e.filename is not None else path
         reason = e.strerror or str(e) or type(e).__name__
         target = f" {where}" if where is not None else " the run"
-        return cls(f"cannot write{target}: {reason}; what was written is kept (--resume continues)")
+        kept = "; what was written is kept ("
+        return cls.named(
+            f"cannot write{target}: {reason}{kept}", FieldName("resume"), " continues)"
+        )
 
 
 class TooManyFailuresError(AgentEvalError):

@@ -54,7 +54,9 @@ def test_each_mode_reads_and_writes_as_documented(tmp_path: Path) -> None:
         assert (off.calls, srv.calls) == (4, 16) and off.describe()["cache"] is None
 
 
-def test_an_unknown_mode_names_the_flag(tmp_path: Path) -> None:
+def test_an_unknown_mode_names_the_field_and_the_cli_the_flag(tmp_path: Path) -> None:
+    from agenteval.cli import FIELD_FLAGS
+
     with pytest.raises(InputError, match="read-write") as e:
         JudgeConfig(
             endpoint="http://127.0.0.1:9/v1",
@@ -62,4 +64,6 @@ def test_an_unknown_mode_names_the_flag(tmp_path: Path) -> None:
             rubrics=[load_rubric("correctness")],
             cache_mode="sometimes",
         )
-    assert e.value.field == "--cache-mode"
+    assert e.value.field == "cache_mode"
+    renamed = e.value.renamed(FIELD_FLAGS)
+    assert renamed is not None and str(renamed).startswith("field '--cache-mode': must be one of")

@@ -56,7 +56,7 @@ def test_another_window_length_on_the_same_directory_is_refused(tmp_path: Path) 
     five = MonitorConfig(out=tmp_path, window_s=300, idle_s=0.1, max_wait_s=1.0, tick_s=0.05)
     with pytest.raises(InputError) as e, served(five):
         pass
-    assert "holds windows of 3600 s" in str(e.value) and "same --window" in str(e.value)
+    assert "holds windows of 3600 s" in str(e.value) and "same window" in str(e.value)
 
 
 def test_torn_tails_of_the_log_and_of_trials_are_cut_on_restart(tmp_path: Path) -> None:

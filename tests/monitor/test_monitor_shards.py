@@ -408,7 +408,7 @@ def test_a_dir_holds_windows_of_one_layout(tmp_path: Path) -> None:
         assert post(m.endpoint + "/v1/traces", otlp_json(_trace(1, int(PAST * 1e9))))[0] == 200
         wait_for(lambda: m.monitor.metrics.trials == 1, what="the trial")
     replica = MonitorConfig(out=out, window_s=HOUR, replica="a")
-    with pytest.raises(InputError, match="written without --replica"), served(replica):
+    with pytest.raises(InputError, match="written without replica"), served(replica):
         pass
     shards = tmp_path / "shards"
     with served(MonitorConfig(out=shards, window_s=HOUR, idle_s=0.1, max_wait_s=0.5,
@@ -416,7 +416,7 @@ def test_a_dir_holds_windows_of_one_layout(tmp_path: Path) -> None:
         assert post(m.endpoint + "/v1/traces", otlp_json(_trace(1, int(PAST * 1e9))))[0] == 200
         wait_for(lambda: m.monitor.metrics.trials == 1, what="the trial")
     unsharded = MonitorConfig(out=shards, window_s=HOUR)
-    with pytest.raises(InputError, match="start the monitor with --replica"), served(unsharded):
+    with pytest.raises(InputError, match="start the monitor with replica"), served(unsharded):
         pass
 
 

@@ -54,14 +54,20 @@ def test_create_refuses_to_overwrite_a_run(tmp_path: Path) -> None:
     _write(run, 1)
     with pytest.raises(InputError, match="already holds a run"):
         RunWriter.create(run, RunHeader())
-    # the way out it names exists for the command that asked
-    for command, how in (
-        ("agenteval run", "use --resume to continue it"),
-        ("evaluate()", "pass resume=True to continue it"),
-        ("agenteval import-traces", "choose another --out (a run is never overwritten)"),
+    # the way out it names exists for the command that asked, by field (the CLI: by flag)
+    for command, how, flagged in (
+        ("agenteval run", "use resume to continue it or choose another out", "use --resume"),
+        ("evaluate()", "pass resume=True to continue it", "pass resume=True"),
+        (
+            "agenteval import-traces",
+            "choose another out (a run is never overwritten)",
+            "choose another --out (a run is never overwritten)",
+        ),
     ):
-        with pytest.raises(InputError, match=re.escape(how)):
+        with pytest.raises(InputError, match=re.escape(how)) as e:
             RunWriter.create(run, RunHeader(), command=command)
+        renamed = e.value.renamed({"resume": "--resume", "out": "--out"}) or e.value
+        assert flagged in str(renamed)
 
 
 def test_torn_last_line_is_skipped_by_readers_and_cut_on_resume(tmp_path: Path) -> None:

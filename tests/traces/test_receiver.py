@@ -192,7 +192,7 @@ def test_parse_address() -> None:
     assert parse_address(":4318") == ("127.0.0.1", 4318)
     assert parse_address("[::1]:4318") == ("::1", 4318)
     for bad in ("4318", "host:", "host:99999", "host:x"):
-        with pytest.raises(Exception, match="--otlp-receiver must be HOST:PORT"):
+        with pytest.raises(Exception, match="otlp_receiver must be HOST:PORT"):
             parse_address(bad)
 
 

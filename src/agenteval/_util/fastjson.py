@@ -8,6 +8,12 @@ surrogates, byte order marks). :func:`dumps_str` spells a string as
 ``json.dumps(s, ensure_ascii=False)`` does (orjson escapes the same characters the same
 way; a string with a lone surrogate, which orjson refuses, goes to json).
 
+Why not :mod:`agenteval.traces.jsontext` (msgspec), the trace files' fast path: its
+reference is ``json.loads`` (its values and exceptions), this one's ``from_json`` (run files
+have always been read with it, and its ValueError is what a caller sees); each falls back
+to its own reference, which the hypothesis tests of each check byte-for-byte; and this
+module also writes (:func:`dumps_str`), which the trace reader never needs.
+
 Measured on the rescore bench (bench/run.py, 1 KB trial lines): orjson.loads 7.3 µs a
 line against from_json 10.8 µs; a score's reason spelled 0.3 µs against 1.5 µs.
 """

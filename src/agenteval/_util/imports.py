@@ -11,25 +11,35 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
+
+Label = tuple[str, ...]
+"""How an error names what was loaded: ``agent '--agent x:y'`` as parts, the setting a
+:class:`FieldName` (the CLI shows its flag, a library caller its field)."""
 
 
 def _is_file_target(module: str) -> bool:
     return module.endswith(".py") or "/" in module or "\\" in module
 
 
-def _import_file(module: str, what: str, label: str) -> ModuleType:
+def _label(what: str, target: str, option: str | None) -> Label:
+    if option:
+        return (f"{what} '", FieldName(option), f" {target}'")
+    return (f"{what} '{target}'",)
+
+
+def _import_file(module: str, label: Label) -> ModuleType:
     """Import the Python file ``module`` under a private name (its directory importable)."""
     path = Path(module)
     if not path.is_file():
-        raise InputError(f"{what} '{label}': file '{module}' not found")
+        raise InputError((*label, f": file '{module}' not found"))
     resolved = path.resolve()
     name = "agenteval_user_" + hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, resolved)
     if spec is None or spec.loader is None:
-        raise InputError(f"{what} '{label}': '{module}' cannot be imported as a Python file")
+        raise InputError((*label, f": '{module}' cannot be imported as a Python file"))
     parent = str(resolved.parent)
     if parent not in sys.path:
         sys.path.insert(0, parent)
@@ -42,15 +52,15 @@ def _import_file(module: str, what: str, label: str) -> ModuleType:
         raise
     except BaseException as e:  # SystemExit too: sys.exit() at import is not a clean load
         sys.modules.pop(name, None)
-        raise InputError(_import_failed(what, label, module, e)) from None
+        raise InputError(_import_failed(label, module, e)) from None
     return mod
 
 
-def _import_failed(what: str, label: str, module: str, e: BaseException) -> str:
+def _import_failed(label: Label, module: str, e: BaseException) -> Label:
     """One line for a module whose import raised ``e`` (``sys.exit`` named as such)."""
     if isinstance(e, SystemExit):
-        return f"{what} '{label}': importing '{module}' called sys.exit({e.code!r})"
-    return f"{what} '{label}': importing '{module}' raised {type(e).__name__}: {e}"
+        return (*label, f": importing '{module}' called sys.exit({e.code!r})")
+    return (*label, f": importing '{module}' raised {type(e).__name__}: {e}")
 
 
 def load_object(target: str, *, what: str, option: str | None = None) -> Any:
@@ -62,48 +72,44 @@ def load_object(target: str, *, what: str, option: str | None = None) -> Any:
     importable, as for ``python file.py``. Otherwise the current directory is importable,
     as it is for ``python -m``.
     """
-    label = f"{option} {target}" if option else target
+    label = _label(what, target, option)
     module_name, sep, attr = target.rpartition(":")
     if not sep or not module_name or not attr:
-        raise InputError(
-            f"{what} '{label}' must look like package.module:function or file.py:function"
-        )
+        raise InputError((*label, " must look like package.module:function or file.py:function"))
     if _is_file_target(module_name):
-        obj: Any = _import_file(module_name, what, label)
+        obj: Any = _import_file(module_name, label)
     else:
-        obj = _import_module(module_name, what, label)
+        obj = _import_module(module_name, label)
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise InputError(
-                f"{what} '{label}': '{module_name}' has no attribute '{attr}'"
-            ) from None
+            raise InputError((*label, f": '{module_name}' has no attribute '{attr}'")) from None
     return obj
 
 
-def _import_module(module_name: str, what: str, label: str) -> ModuleType:
+def _import_module(module_name: str, label: Label) -> ModuleType:
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
     try:
         return importlib.import_module(module_name)
     except ImportError as e:
-        raise InputError(f"{what} '{label}': cannot import module '{module_name}' ({e})") from None
+        raise InputError((*label, f": cannot import module '{module_name}' ({e})")) from None
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # SystemExit too: sys.exit() at import is not a clean load
-        raise InputError(_import_failed(what, label, module_name, e)) from None
+        raise InputError(_import_failed(label, module_name, e)) from None
 
 
 def load_module(target: str, *, what: str, option: str | None = None) -> ModuleType:
     """Import a whole module, ``package.module`` or ``path/to/file.py``, as
     :func:`load_object` imports the module part of its target; InputError (one line) on
     any problem, ``sys.exit()`` at import included."""
-    label = f"{option} {target}" if option else target
+    label = _label(what, target, option)
     if _is_file_target(target):
-        return _import_file(target, what, label)
-    return _import_module(target, what, label)
+        return _import_file(target, label)
+    return _import_module(target, label)
 
 
 def load_callable(target: str, *, what: str, option: str | None = None) -> Any:

@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 
 RUN_HEADER = "run.json"
 RUN_OWN_FILES = frozenset((RUN_HEADER, "trials.jsonl", "cases.jsonl", "run.lock"))
@@ -75,14 +75,16 @@ def enclosing_run(path: Path) -> Path | None:
 
 
 def check_out_dir(
-    out: str | os.PathLike[str], inputs: Iterable[Input], option: str = "--out"
+    out: str | os.PathLike[str], inputs: Iterable[Input], option: str = "out"
 ) -> None:
     """Refuse a run directory to create that is, contains or lies inside an input, or that
     lies inside another run directory (its report and gate would never see it, and a
     resume or cleanup of that run would trip over it).
 
-    One line: ``--out cases.jsonl is the dataset cases.jsonl; --out must be a new directory``.
+    One line: ``out cases.jsonl is the dataset cases.jsonl; out must be a new directory``
+    (``option`` is a :class:`FieldName`: the CLI says ``--out``).
     """
+    name = FieldName(option)
     r_out = real(out)
     for what, path in inputs:
         if path is None:
@@ -90,14 +92,22 @@ def check_out_dir(
         rel = relation(r_out, real(path))
         if rel is not None:
             raise InputError(
-                f"{option} {os.fspath(out)} {rel} the {what} {os.fspath(path)};"
-                f" {option} must be a new directory"
+                (
+                    name,
+                    f" {os.fspath(out)} {rel} the {what} {os.fspath(path)}; ",
+                    name,
+                    " must be a new directory",
+                )
             )
     run = enclosing_run(r_out)
     if run is not None:
         raise InputError(
-            f"{option} {os.fspath(out)} is inside the run directory {run};"
-            f" {option} must be a new directory outside any run"
+            (
+                name,
+                f" {os.fspath(out)} is inside the run directory {run}; ",
+                name,
+                " must be a new directory outside any run",
+            )
         )
 
 

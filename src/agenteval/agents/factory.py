@@ -20,7 +20,7 @@ from agenteval._util.imports import load_callable
 from agenteval.agents.base import Agent, AgentOutput, Recorder
 from agenteval.agents.python import PythonAgent
 from agenteval.cases.case import Case
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 
 
 def is_factory(fn: Callable[..., Any]) -> bool:
@@ -41,9 +41,7 @@ def python_agent(
 ) -> Agent:
     """The agent ``target`` names: a :class:`FactoryAgent` for a factory, else a
     :class:`~agenteval.agents.python.PythonAgent`."""
-    fn = (
-        load_callable(target, what="agent", option="--agent") if isinstance(target, str) else target
-    )
+    fn = load_callable(target, what="agent", option="agent") if isinstance(target, str) else target
     if is_factory(fn):
         return FactoryAgent(target, capture=capture, capture_proxy=capture_proxy)
     return PythonAgent(target, capture=capture, capture_proxy=capture_proxy)
@@ -61,7 +59,7 @@ class FactoryAgent:
     ) -> None:
         self._ref = factory if isinstance(factory, str) else None
         if isinstance(factory, str):
-            self.factory = load_callable(factory, what="agent", option="--agent")
+            self.factory = load_callable(factory, what="agent", option="agent")
             self.target = factory
         else:
             self.factory = factory
@@ -89,8 +87,11 @@ class FactoryAgent:
         if all(hasattr(made, m) for m in ("run", "start", "close", "describe")):
             if self._capture_proxy is not None:
                 raise InputError(
-                    f"agent factory '{self.target}' returned an Agent adapter;"
-                    " --capture-proxy needs it to return a function taking the case"
+                    (
+                        f"agent factory '{self.target}' returned an Agent adapter; ",
+                        FieldName("capture_proxy"),
+                        " needs it to return a function taking the case",
+                    )
                 )
             agent: Agent = made
         elif callable(made):

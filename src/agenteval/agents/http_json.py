@@ -49,11 +49,8 @@ import random
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-import yaml
-
-from agenteval._util import yaml_guard
 from agenteval._util.secrets import (
     Redactor,
     redact_headers,
@@ -62,153 +59,23 @@ from agenteval._util.secrets import (
     url_secrets,
 )
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
+from agenteval.agents.http_json_config import (
+    MISSING,
+    HttpJsonConfig,
+    get_path,
+    has_path,
+)
 from agenteval.cases.case import Case
 from agenteval.cases.prompt import placeholder_value, render_template
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.llm.propagation import TraceContext
 from agenteval.llm.replay import ReplayCache
 from agenteval.trials.trial import ToolCall
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+__all__ = ["HttpJsonAgent", "HttpJsonConfig", "get_path", "has_path"]
+
 _WHOLE_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_TOP_KEYS = frozenset({"url", "headers", "body", "response"})
-_RESPONSE_KEYS = frozenset({"output", "tool_calls", "usage"})
-_CALL_KEYS = {"path": None, "name": "name", "arguments": "arguments", "result": "result"}
-_CALL_KEYS |= {"error": "error", "id": "id"}
-_USAGE_KEYS = frozenset({"input_tokens", "output_tokens", "model"})
-_MISSING = object()
-
-
-def get_path(data: Any, path: str) -> Any:
-    """The value at dotted ``path`` in ``data`` (list items by integer index), or a sentinel.
-
-    Returns the module's private ``_MISSING`` sentinel when some step does not exist; use
-    :func:`has_path` to test.
-    """
-    node = data
-    for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif (
-            isinstance(node, list)
-            and part.lstrip("-").isdigit()
-            and -len(node) <= int(part) < len(node)
-        ):
-            node = node[int(part)]
-        else:
-            return _MISSING
-    return node
-
-
-def has_path(data: Any, path: str) -> bool:
-    """True when dotted ``path`` exists in ``data`` (its value may be ``null``)."""
-    return get_path(data, path) is not _MISSING
-
-
-class _Config:
-    def __init__(self, path: Path, env: Mapping[str, str]) -> None:
-        self.path = path
-        raw = _load(path)
-        unknown = sorted(set(raw) - _TOP_KEYS)
-        if unknown:
-            self._fail(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", unknown[0])
-        self.secrets: list[str] = []
-        url_t = raw.get("url")
-        if not isinstance(url_t, str) or not url_t.strip():
-            self._fail("required: the endpoint URL as a string", "url")
-        self.url_template = url_t
-        self.url = self._expand(url_t, env, "url")
-        headers_t = raw.get("headers") or {}
-        if not isinstance(headers_t, dict) or not all(
-            isinstance(k, str) and isinstance(v, str | int | float) for k, v in headers_t.items()
-        ):
-            self._fail("must map header names to strings", "headers")
-        self.header_templates = {k: str(v) for k, v in headers_t.items()}
-        self.headers = {
-            k: self._expand(v, env, f"headers.{k}") for k, v in self.header_templates.items()
-        }
-        self.body = raw.get("body", {"input": "{input}"})
-        response = raw.get("response")
-        if not isinstance(response, dict):
-            self._fail("required: a mapping with at least 'output'", "response")
-        unknown = sorted(set(response) - _RESPONSE_KEYS)
-        if unknown:
-            self._fail(
-                f"unknown key; allowed: {', '.join(sorted(_RESPONSE_KEYS))}",
-                f"response.{unknown[0]}",
-            )
-        self.output = self._path(response.get("output"), "response.output")
-        self.calls = self._calls(response.get("tool_calls"))
-        self.usage = self._usage(response.get("usage"))
-
-    def _fail(self, message: str, field: str) -> NoReturn:
-        raise InputError(message, file=self.path, field=field)
-
-    def _expand(self, template: str, env: Mapping[str, str], field: str) -> str:
-        def repl(m: re.Match[str]) -> str:
-            name = m.group(1)
-            if name not in env:
-                self._fail(f"environment variable {name} is not set", field)
-            self.secrets.append(env[name])
-            return env[name]
-
-        return _ENV_REF.sub(repl, template)
-
-    def _path(self, value: Any, field: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            self._fail("must be a dotted path such as data.answer", field)
-        return str(value).strip()
-
-    def _calls(self, spec: Any) -> dict[str, str] | None:
-        if spec is None:
-            return None
-        if isinstance(spec, str):
-            spec = {"path": spec}
-        if not isinstance(spec, dict) or "path" not in spec:
-            self._fail("must be a path, or a mapping with 'path'", "response.tool_calls")
-        unknown = sorted(set(spec) - set(_CALL_KEYS))
-        if unknown:
-            self._fail(
-                f"unknown key; allowed: {', '.join(_CALL_KEYS)}",
-                f"response.tool_calls.{unknown[0]}",
-            )
-        return {
-            k: self._path(spec.get(k, default), f"response.tool_calls.{k}")
-            for k, default in _CALL_KEYS.items()
-        }
-
-    def _usage(self, spec: Any) -> dict[str, str]:
-        if spec is None:
-            return {}
-        if not isinstance(spec, dict):
-            self._fail("must map input_tokens/output_tokens/model to paths", "response.usage")
-        unknown = sorted(set(spec) - _USAGE_KEYS)
-        if unknown:
-            self._fail(
-                f"unknown key; allowed: {', '.join(sorted(_USAGE_KEYS))}",
-                f"response.usage.{unknown[0]}",
-            )
-        return {k: self._path(v, f"response.usage.{k}") for k, v in spec.items()}
-
-
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read agent config: {e.strerror or e}", file=path) from e
-    try:
-        raw = yaml_guard.safe_load(text, path)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(e, "problem", None) or "not valid YAML/JSON"
-        raise InputError(
-            f"agent config is not valid YAML/JSON: {problem}", file=path, line=line
-        ) from e
-    if not isinstance(raw, dict):
-        raise InputError("agent config must be a mapping (url, headers, body, response)", file=path)
-    return raw
 
 
 def _render_body(node: Any, case: Case) -> Any:
@@ -226,13 +93,13 @@ def _render_body(node: Any, case: Case) -> Any:
     return node
 
 
-def _proxy_for(cfg: _Config, upstream: str | None) -> Any:
+def _proxy_for(cfg: HttpJsonConfig, upstream: str | None) -> Any:
     """The recording proxy for ``upstream`` (None without one); InputError when the body
     uses ``{model_base_url}`` without one."""
     if upstream is None:
         if "{model_base_url}" in json.dumps(cfg.body):
             raise InputError(
-                "{model_base_url} needs --capture-proxy UPSTREAM_BASE_URL",
+                ("{model_base_url} needs ", FieldName("capture_proxy"), " UPSTREAM_BASE_URL"),
                 file=cfg.path,
                 field="body",
             )
@@ -267,7 +134,7 @@ class HttpJsonAgent:
         cache: ReplayCache | None = None,
     ) -> None:
         self.config_path = Path(config_path)
-        self._cfg = _Config(self.config_path, os.environ if env is None else env)
+        self._cfg = HttpJsonConfig(self.config_path, os.environ if env is None else env)
         self._proxy = _proxy_for(self._cfg, capture_proxy)
         secrets = [*self._cfg.secrets, *url_secrets(self._cfg.url)]
         self._redactor = Redactor(secrets)
@@ -347,7 +214,7 @@ class HttpJsonAgent:
         if replayed is not None:  # served from the replay cache: nothing sent, nothing paid
             rec.add_cached(usage[0], usage[1], usage[2], replayed.latency_s)
         output = get_path(data, self._cfg.output)
-        if output is _MISSING:
+        if output is MISSING:
             raise AgentFailure("malformed_response", f"response has no '{self._cfg.output}'")
         return AgentOutput(
             output=None if output is None else _as_text(output),
@@ -374,7 +241,7 @@ class HttpJsonAgent:
         if spec is None:
             return []
         items = get_path(data, spec["path"])
-        if items is _MISSING or items is None:
+        if items is MISSING or items is None:
             return []
         if not isinstance(items, list):
             raise AgentFailure("malformed_response", f"response '{spec['path']}' is not a list")
@@ -392,11 +259,11 @@ class HttpJsonAgent:
             call_id = get_path(item, spec["id"])
             calls.append(
                 ToolCall(
-                    id=None if call_id is _MISSING or call_id is None else str(call_id),
+                    id=None if call_id is MISSING or call_id is None else str(call_id),
                     name=name,
-                    arguments={} if args is _MISSING or args is None else args,
-                    result=None if result is _MISSING else result,
-                    error=None if error is _MISSING or error is None else _as_text(error),
+                    arguments={} if args is MISSING or args is None else args,
+                    result=None if result is MISSING else result,
+                    error=None if error is MISSING or error is None else _as_text(error),
                 )
             )
         return calls

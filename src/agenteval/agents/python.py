@@ -59,7 +59,7 @@ from agenteval._util.imports import load_callable
 from agenteval._util.secrets import redact_url
 from agenteval.agents.base import AgentFailure, AgentOutput, Recorder
 from agenteval.cases.case import Case
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.traces.capture import capture_source
 from agenteval.traces.merge import Seen, keep_partial, merge, watch
 from agenteval.trials.trial import Retry, ToolCall, Trial, Usage
@@ -202,7 +202,7 @@ class PythonAgent:
     ) -> None:
         if isinstance(target, str):
             self.target = target
-            self.fn: Callable[..., Any] = load_callable(target, what="agent", option="--agent")
+            self.fn: Callable[..., Any] = load_callable(target, what="agent", option="agent")
         else:
             self.fn = target
             self.target = f"{getattr(target, '__module__', '?')}:" + getattr(
@@ -218,10 +218,9 @@ class PythonAgent:
         self._proxy = _proxy(capture_proxy, self._capture) if capture_proxy else None
         self._url_mode = _url_mode(self.fn)
         if self._url_mode == "required" and self._proxy is None:
-            raise InputError(
-                f"agent '{self.target}' takes '{URL_PARAM}': run it with --capture-proxy"
-                " UPSTREAM_BASE_URL (or give the parameter a default)"
-            )
+            says = f"agent '{self.target}' takes '{URL_PARAM}': run it with "
+            how = " UPSTREAM_BASE_URL (or give the parameter a default)"
+            raise InputError((says, FieldName("capture_proxy"), how))
         if self._proxy is not None:
             self._capture = self._proxy[1]
 

@@ -54,7 +54,7 @@ from agenteval.agents.tool_formats import TOOL_FORMATS
 from agenteval.agents.toolset import ToolSet, result_text
 from agenteval.cases.case import Case
 from agenteval.cases.prompt import build_messages
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.llm.http import HttpClient, RetryPolicy
 from agenteval.llm.replay import ReplayCache
 from agenteval.trials.trial import ToolCall
@@ -91,7 +91,7 @@ class ToolLoopAgent:
         cache: ReplayCache | None = None,
     ) -> None:
         if max_turns < 1:
-            raise InputError(f"--max-turns must be >= 1, got {max_turns}")
+            raise InputError((FieldName("max_turns"), f" must be >= 1, got {max_turns}"))
         if tool_format not in TOOL_FORMATS:
             raise InputError(f"tool format must be one of {', '.join(TOOL_FORMATS)}")
         self.base_url = base_url

@@ -271,7 +271,7 @@ class ToolSet:
         defined in it (not imported into it). ``name`` is a dotted module name (importable
         from the current directory) or a path to a ``.py`` file. InputError when it does not
         import or offers no tool."""
-        mod = load_module(name, what="tools module", option="--tools")
+        mod = load_module(name, what="tools module", option="tools_module")
         fns = _module_functions(mod)
         if not fns:
             raise InputError(f"tools module '{name}' defines no public function")

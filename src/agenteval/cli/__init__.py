@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from agenteval._version import __version__
-from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError, InputError
+from agenteval.errors import EXIT_INPUT, EXIT_INTERRUPTED, AgentEvalError
 
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("run", "run", "run an agent over a dataset, record every trial, score it"),
@@ -99,6 +99,29 @@ FIELD_FLAGS = {
     "no_new_failures": "--no-new-failures",
     "listen": "--listen",
     "otlp_receiver": "--otlp-receiver",
+    "otlp_endpoint": "--otlp-endpoint",
+    "max_turns": "--max-turns",
+    "capture": "--capture",
+    "capture_proxy": "--capture-proxy",
+    "resume": "--resume",
+    "out": "--out",
+    "dir": "--dir",
+    "agent": "--agent",
+    "tools_module": "--tools",
+    "user": "--user",
+    "scorer": "--scorer",
+    "judge_endpoint": "--judge-endpoint",
+    "judge_model": "--judge-model",
+    "judge_rubrics": "--rubric",
+    "judge_samples": "--judge-samples",
+    "judge_concurrency": "--judge-concurrency",
+    "judge_temperature": "--judge-temperature",
+    "judge_max_tokens": "--judge-max-tokens",
+    "cache_mode": "--cache-mode",
+    "trust_run": "--trust-run",
+    "otlp_wait": "--otlp-wait",
+    "window": "--window",
+    "replica": "--replica",
 }
 """The fields the layers below name in an InputError, as the flags that set them (an error
 below the command line names the field; the command line says the flag)."""
@@ -137,14 +160,17 @@ class _Parser(argparse.ArgumentParser):
 
 @contextlib.contextmanager
 def flag_errors(**flags: str) -> Iterator[None]:
-    """An InputError in the block naming a field of ``flags`` (``pii_kinds="--pii-kinds"``)
-    names the command-line flag instead: the layers below the command line name fields."""
+    """An error in the block naming a field of ``flags`` (``pii_kinds="--pii-kinds"``: an
+    InputError's ``field``, or a :class:`~agenteval.errors.FieldName` in any agenteval
+    error's message) names the command-line flag instead: the layers below the command
+    line name fields."""
     try:
         yield
-    except InputError as e:
-        if e.field not in flags:
+    except AgentEvalError as e:
+        renamed = e.renamed(flags)
+        if renamed is None:
             raise
-        raise InputError(e.message, file=e.file, line=e.line, field=flags[e.field]) from None
+        raise renamed from None
 
 
 _MENU = ""

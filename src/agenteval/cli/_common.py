@@ -8,7 +8,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agenteval.errors import InputError
+from agenteval.cli import FIELD_FLAGS
+from agenteval.errors import InputError, NamedText
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -132,6 +133,12 @@ def console_for(args: argparse.Namespace) -> Console:
         force_terminal=None if not (quiet or ci) else False,
         width=None if sys.stdout.isatty() else 120,
     )
+
+
+def flagged(text: str) -> str:
+    """``text`` with the fields a :class:`~agenteval.errors.NamedText` names shown as the
+    flags that set them (``agenteval.cli.FIELD_FLAGS``); other text as it is."""
+    return text.renamed(FIELD_FLAGS) if isinstance(text, NamedText) else text
 
 
 def say(text: str) -> None:

@@ -172,7 +172,8 @@ def _run(args: argparse.Namespace) -> int:
         if res.spans == 0:
             raise InputError("hold no spans", file=", ".join(args.files))
         if first is None:
-            dropped = ", ".join(f"{n} {why}" for why, n in res.filtered.items()) or "none found"
+            filtered = _flagged(res.filtered).items()
+            dropped = ", ".join(f"{n} {why}" for why, n in filtered) or "none found"
             raise InputError(f"no agent invocation left to import ({res.units} found; {dropped})")
         joined = scan_dataset(args.dataset).model_dump() if args.dataset else None
         header = RunHeader(
@@ -239,10 +240,23 @@ def _settings(args: argparse.Namespace, res: ImportResult) -> dict[str, Any]:
             "where": list(args.where),
             "spans": res.spans,
             "skipped_spans": res.skipped_spans,
-            "filtered": dict(res.filtered),
+            "filtered": _flagged(res.filtered),
             "unmatched": res.unmatched_count,
         }
     }
+
+
+_FILTER_FLAGS = {
+    "before since": "before --since",
+    "at or after until": "at or after --until",
+    "where": "--where",
+}
+"""The importer's reasons for leaving a unit out that name an option, in the flag's words
+(as printed and as run.json has always recorded them)."""
+
+
+def _flagged(filtered: dict[str, int]) -> dict[str, int]:
+    return {_FILTER_FLAGS.get(why, why): n for why, n in filtered.items()}
 
 
 def _say(args: argparse.Namespace, res: ImportResult) -> None:
@@ -257,7 +271,7 @@ def _say(args: argparse.Namespace, res: ImportResult) -> None:
         why = ", ".join(f"{n} ({reason})" for reason, n in res.skipped_spans.items())
         print(f"import-traces: skipped spans: {why}", file=sys.stderr)
     if res.filtered:
-        why = ", ".join(f"{n} {reason}" for reason, n in res.filtered.items())
+        why = ", ".join(f"{n} {reason}" for reason, n in _flagged(res.filtered).items())
         print(f"import-traces: left out: {why}", file=sys.stderr)
     if res.unmatched_count:
         shown = ", ".join(plain(v) for v in res.unmatched[:5])

@@ -37,6 +37,7 @@ from agenteval.cli._common import (
     add_scorer_args,
     console_for,
     finish_run,
+    flagged,
     live_summary,
     scorer_overrides,
 )
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     overrides = dataclasses.replace(scorer_overrides(args), trust_refs=args.trust_run)
     rebuilt = rebuild_scorers(old.scorers, overrides, where=str(src / HEADER))
     for note in rebuilt.notes:
-        print(f"agenteval: rescore: {note}", file=sys.stderr, flush=True)
+        print(f"agenteval: rescore: {flagged(note)}", file=sys.stderr, flush=True)
     scorers = rebuilt.scorers
     sel = selection_from_args(args)
     keep: list[Case] | None = None

@@ -75,7 +75,7 @@ class PythonUser:
         self._ref = isinstance(target, str)
         if isinstance(target, str):
             self.target = target
-            self.fn = load_callable(target, what="simulated user", option="--user")
+            self.fn = load_callable(target, what="simulated user", option="user")
         else:
             self.fn = target
             self.target = f"{getattr(target, '__module__', '?')}:" + getattr(

@@ -29,7 +29,7 @@ from agenteval.agents.base import Agent
 from agenteval.demo.agents import CarefulAgent, SloppyAgent
 from agenteval.demo.cases import demo_cases, spread, write_cases
 from agenteval.demo.shop import build_database
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.run.runner import RunSettings
 from agenteval.run.session import Session
 from agenteval.scorers import builtin_scorers
@@ -109,7 +109,10 @@ def _check_demo_dir(d: Path) -> None:
     if not ours:
         shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
         raise InputError(
-            f"is not empty and holds no agenteval demo ({shown}); choose a new or empty --dir",
+            (
+                f"is not empty and holds no agenteval demo ({shown}); choose a new or empty ",
+                FieldName("dir"),
+            ),
             file=d,
         )
 

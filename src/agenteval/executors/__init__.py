@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agenteval._util.imports import _is_file_target
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 
 if TYPE_CHECKING:  # the pool (multiprocessing) loads when workers start: ~14 ms of CPU
     from agenteval.executors.pool import Job, JobSpec, Pool  # at the start of every run
@@ -96,10 +96,14 @@ def prepare(job: Job, parts: Sequence[tuple[str, Any]], refs: Sequence[str | Non
         except Exception as e:  # pickle raises TypeError, AttributeError, PicklingError...
             detail = " ".join(str(e).split())[:200]
             raise InputError(
-                f"{label} cannot be sent to worker processes ({type(e).__name__}: {detail});"
-                " make it importable (a module-level function or class), or build it in"
-                " each worker with an agent factory (--agent module:make_agent, a function"
-                " without parameters returning the agent; docs/scale.md)"
+                (
+                    f"{label} cannot be sent to worker processes ({type(e).__name__}: {detail});"
+                    " make it importable (a module-level function or class), or build it in"
+                    " each worker with an agent factory (",
+                    FieldName("agent"),
+                    " module:make_agent, a function without parameters returning the agent;"
+                    " docs/scale.md)",
+                )
             ) from None
     from agenteval.executors.pool import JobSpec  # (start-up: when workers start)
 

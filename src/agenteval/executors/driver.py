@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from agenteval.errors import EXIT_WORKERS_LOST, AgentEvalError
+from agenteval.errors import EXIT_WORKERS_LOST, AgentEvalError, FieldName
 from agenteval.executors.pool import Done, JobError, Lost, Pool, WorkerStartError
 
 T = TypeVar("T")
@@ -124,9 +124,11 @@ def drive(
             if batch.attempts == 0 and event.counts:  # a retried item may kill its worker
                 lost_in_row += 1
             if lost_in_row >= pool.size:
-                raise WorkersLostError(
+                raise WorkersLostError.named(
                     f"every worker was lost ({lost_in_row} in a row, the last {event.reason});"
-                    " the trials written are kept: run again with --resume to continue"
+                    " the trials written are kept: run again with ",
+                    FieldName("resume"),
+                    " to continue",
                 )
             _requeue(batch, event.reason, retry, on_lost, again, max_attempts)
 

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.executors.pool import Done, Event, JobError, JobSpec, Lost, WorkerStartError
 
 
@@ -56,7 +56,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise InputError(
-            "--executor ray needs Ray: pip install -e '.[ray]'", field="executor"
+            (FieldName("executor"), " ray needs Ray: pip install -e '.[ray]'"), field="executor"
         ) from None
     return ray
 

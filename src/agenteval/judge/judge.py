@@ -27,107 +27,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agenteval._util.secrets import Redactor
 from agenteval.cases.case import Case
-from agenteval.errors import InputError
 from agenteval.judge._client import JudgeReply, request_verdict
+from agenteval.judge.config import SAMPLED_TEMPERATURE, JudgeConfig, JudgeStats
 from agenteval.judge.parse import Verdict, parse_verdict
 from agenteval.judge.prompt import RenderedPrompt, not_applicable_reason, render_prompt
 from agenteval.judge.rubric import Rubric
-from agenteval.llm.cache import CACHE_MODES, CachedReply, JudgeCache, cache_key
-from agenteval.llm.http import HttpClient, RetryPolicy
+from agenteval.llm.cache import CachedReply, JudgeCache, cache_key
+from agenteval.llm.http import HttpClient
 from agenteval.llm.recorder import AgentFailure, Recorder
 from agenteval.scoring.score import Score
 from agenteval.scoring.spec import ScorerSpec
 from agenteval.trials.trial import Trial, Usage
 
-SAMPLED_TEMPERATURE = 0.7
-"""The temperature used when ``samples > 1`` and none was set."""
+__all__ = ["SAMPLED_TEMPERATURE", "Judge", "JudgeConfig", "JudgeStats", "Judgment"]
+
 _REASONING_EXCERPT = 300
 _CLAIM_POLL_S = 0.05
-
-
-@dataclass(slots=True)
-class JudgeConfig:
-    """Everything a :class:`Judge` needs. ``api_key`` is a secret: never written anywhere.
-
-    ``endpoint`` is the base URL of an OpenAI-compatible API (``…/v1``; requests go to
-    ``{endpoint}/chat/completions``). ``temperature`` None means 0.0 for one sample and
-    0.7 for several. ``structured`` sends a JSON-schema ``response_format`` so servers that
-    support constrained output always return a parseable grade. ``cache_dir`` None
-    disables the cache; ``cache_mode`` is how it is used (``read-write``, ``read-only``,
-    ``refresh``, ``off``: :mod:`agenteval.llm.cache`). ``concurrency`` bounds judge
-    requests in flight.
-    """
-
-    endpoint: str
-    model: str
-    rubrics: list[Rubric]
-    api_key: str | None = field(default=None, repr=False)
-    temperature: float | None = None
-    samples: int = 1
-    structured: bool = False
-    cache_dir: Path | None = None
-    cache_mode: str = "read-write"
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    concurrency: int = 8
-    max_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        if not self.endpoint.startswith(("http://", "https://")):
-            raise InputError(
-                "must be an http:// or https:// URL",
-                field="--judge-endpoint",
-            )
-        if not self.model.strip():
-            raise InputError("the judge model must not be empty", field="--judge-model")
-        if not self.rubrics:
-            raise InputError("give at least one rubric", field="--rubric")
-        names = [r.name for r in self.rubrics]
-        dup = next((n for n in names if names.count(n) > 1), None)
-        if dup is not None:
-            raise InputError(f"rubric '{dup}' is given twice", field="--rubric")
-        if self.samples < 1:
-            raise InputError("must be at least 1", field="--judge-samples")
-        if self.concurrency < 1:
-            raise InputError("must be at least 1", field="--judge-concurrency")
-        if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
-            raise InputError("must be within [0, 2]", field="--judge-temperature")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise InputError("must be at least 1", field="--judge-max-tokens")
-        if self.cache_mode not in CACHE_MODES:
-            raise InputError(f"must be one of {', '.join(CACHE_MODES)}", field="--cache-mode")
-
-    @property
-    def effective_temperature(self) -> float:
-        """The temperature sent: as set, else 0.0 (one sample) or 0.7 (several)."""
-        if self.temperature is not None:
-            return self.temperature
-        return SAMPLED_TEMPERATURE if self.samples > 1 else 0.0
-
-
-@dataclass(slots=True)
-class JudgeStats:
-    """Counters of what the judge did (for progress lines and tests)."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    errors: int = 0
-    retries: int = 0
-    judgments: int = 0
-    inconclusive: int = 0
-    not_applicable: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        """The counters as a plain dict."""
-        return {k: getattr(self, k) for k in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval._util.say import Say
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.monitor import alerts
 from agenteval.monitor.journal import Journal, append_lines
 from agenteval.monitor.windows import window_dirs, window_name
@@ -134,8 +134,13 @@ class Checker:
                 continue
             if settings.get("window_s") not in (None, self.window_s):
                 raise InputError(
-                    f"holds windows of {settings['window_s']} s ({name}); start the monitor"
-                    " with the same --window, or give another --out",
+                    (
+                        f"holds windows of {settings['window_s']} s ({name}); start the"
+                        " monitor with the same ",
+                        FieldName("window"),
+                        ", or give another ",
+                        FieldName("out"),
+                    ),
                     file=self.out,
                 )
             start = settings.get("window_start")

@@ -41,7 +41,7 @@ from typing import Any
 
 from agenteval.cases.case import Case
 from agenteval.dataset.ref import DatasetRef
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.monitor.mapping import Made
 from agenteval.rundir import RunHeader, RunWriter, iter_trials
 from agenteval.rundir.cases import load_run_cases
@@ -255,13 +255,23 @@ def _layout_checked(window: Path, replica: str | None) -> Path:
     if replica is None:
         if shard_dirs(window):
             raise InputError(
-                "is a window of replicas' shards; start the monitor with --replica NAME",
+                (
+                    "is a window of replicas' shards; start the monitor with ",
+                    FieldName("replica"),
+                    " NAME",
+                ),
                 file=window,
             )
         return window
     if (window / HEADER).exists():
         raise InputError(
-            "is a window written without --replica; give another --out for replicas",
+            (
+                "is a window written without ",
+                FieldName("replica"),
+                "; give another ",
+                FieldName("out"),
+                " for replicas",
+            ),
             file=window,
         )
     return window / replica

@@ -51,7 +51,7 @@ from typing import Any
 
 from agenteval._util.nanos import checked_ns, ns_of
 from agenteval.cases.case import Case
-from agenteval.errors import EXIT_IO, AgentEvalError, InputError
+from agenteval.errors import EXIT_IO, AgentEvalError, FieldName, InputError
 from agenteval.rundir import CASES, iter_trials, read_header
 from agenteval.rundir.trials import TrialRecord
 
@@ -190,7 +190,9 @@ def otlp_http_sink(endpoint: str, timeout_s: float = 10.0) -> Any:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         # not echoed: text before an '@' may be a password, and only scheme:// URLs are
         # scrubbed of them
-        raise InputError("--otlp-endpoint must be an http:// or https:// URL with a host")
+        raise InputError(
+            (FieldName("otlp_endpoint"), " must be an http:// or https:// URL with a host")
+        )
     if parts.path in ("", "/"):
         endpoint = endpoint.rstrip("/") + "/v1/traces"
     return OTLPSpanExporter(endpoint=endpoint, timeout=timeout_s)

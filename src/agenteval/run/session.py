@@ -9,9 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import signal
-import tempfile
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -28,7 +25,7 @@ from agenteval.agents.base import Agent
 from agenteval.cases.case import Case
 from agenteval.dataset import scan_dataset
 from agenteval.dataset.selection import Selection
-from agenteval.errors import InputError, RunWriteError
+from agenteval.errors import RunWriteError
 from agenteval.run.finish import Render, finish_run, live_summary
 from agenteval.run.runner import (
     RunControl,
@@ -39,14 +36,10 @@ from agenteval.run.runner import (
     run_trials,
     work_items,
 )
-from agenteval.run.signals import (
-    STOP_SIGNALS,
-    exit_code_for,
-    restored_signal_handlers,
-    signal_name,
-)
+from agenteval.run.signals import GracefulStop, exit_code_for, restored_signal_handlers
+from agenteval.run.snapshot import snapshot_dataset
 from agenteval.rundir import CASES, HEADER, DatasetRef, RunHeader, RunWriter
-from agenteval.rundir.fingerprint import describe_differences, differences, digest
+from agenteval.rundir.fingerprint import check_resumable, digest
 from agenteval.scoring.apply import Scorers
 
 if TYPE_CHECKING:
@@ -184,20 +177,7 @@ class Session:
             new = self._header(ref)
 
             def same_run(old: RunHeader) -> None:
-                if old.kind != "run":
-                    raise InputError(
-                        f"--resume continues a run made by 'agenteval run'; this one was made"
-                        f" by 'agenteval {old.kind}'",
-                        file=self.out,
-                    )
-                diffs = differences(old, new)
-                if [k for k, _, _ in diffs] == ["dataset"]:
-                    raise InputError(
-                        "the dataset changed since this run started; start a new run",
-                        file=self.dataset,
-                    )
-                if diffs:
-                    raise InputError(f"--resume: {describe_differences(diffs)}", file=self.out)
+                check_resumable(old, new, run_dir=self.out, dataset=self.dataset)
 
             writer, done, notes = RunWriter.open_resume(
                 self.out, command=f"{self.command} --resume", check=same_run
@@ -242,84 +222,18 @@ class Session:
         return int(self._selected["selected"])
 
     def _scan_and_snapshot(self) -> tuple[Path, DatasetRef]:
-        """Read the dataset once: validate every case, check that ids are unique, hash the
-        cases and write the cases snapshot (the first ``limit`` cases) to a temporary file
-        (in the system's temporary folder: never beside ``out``, where we did not create
-        anything) that :meth:`open` moves into the run once the run exists.
-
-        One validation pass over the dataset (:func:`scan_dataset` writes the snapshot as
-        it goes).
-        """
-        tmp = Path(tempfile.gettempdir()) / f".agenteval-cases-{uuid.uuid4().hex}.tmp"
-        written = 0
-        try:
-            small = self.dataset.stat().st_size <= KEEP_CASES_BYTES
-        except OSError:
-            small = False  # scan_dataset reports the problem
-        kept: list[Case] | None = [] if small else None
-        sel = self.selection if self._selecting else None
-        all_ids: list[str] = []
-        strata: list[str] = []  # first tag of each case the filters kept
-
-        def snapshot(case: Case, canonical: str) -> None:
-            nonlocal written
-            if sel is not None:
-                all_ids.append(case.id)
-                if not sel.keeps(case):
-                    return
-                strata.append(case.tags[0] if case.tags else "")
-            elif self.limit and written >= self.limit:
-                return
-            f.write(canonical + "\n")  # the case as hashed: defaults left out
-            written += 1
-            if kept is not None:
-                kept.append(case)
-
-        try:
-            with open(tmp, "x", encoding="utf-8") as f:
-                ref = scan_dataset(self.dataset, on_case=snapshot)
-            if sel is not None:
-                kept = self._select(sel, tmp, all_ids, strata, kept)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        self._kept = kept
-        return tmp, ref
-
-    def _select(
-        self,
-        sel: Selection,
-        tmp: Path,
-        all_ids: list[str],
-        strata: list[str],
-        kept: list[Case] | None,
-    ) -> list[Case] | None:
-        """Keep in the snapshot ``tmp`` (the cases the filters kept) only the sampled ones,
-        then the first ``limit``; record the counts. InputError for unknown ids or when
-        nothing is left."""
-        sel.check_ids(all_ids)
-        chosen = sel.choose_strata(strata)
-        if self.limit:
-            chosen = chosen[: self.limit]
-        if not chosen:
-            raise InputError(
-                f"the selection ({sel.describe()}) keeps none of the {len(all_ids)} cases",
-                file=self.dataset,
-            )
-        self._selected = sel.record(len(chosen), len(all_ids))
-        if len(chosen) == len(strata):
-            return kept
-        wanted = set(chosen)
-        out = tmp.with_name(tmp.name + ".sel")
-        try:
-            with open(tmp, encoding="utf-8") as src, open(out, "x", encoding="utf-8") as dst:
-                for i, line in enumerate(src):
-                    if i in wanted:
-                        dst.write(line)
-            out.replace(tmp)
-        finally:
-            out.unlink(missing_ok=True)
-        return [kept[i] for i in chosen] if kept is not None else None
+        """Read the dataset once (:func:`~agenteval.run.snapshot.snapshot_dataset`): the
+        temporary snapshot :meth:`open` moves into the run, and the dataset's reference."""
+        snap = snapshot_dataset(
+            self.dataset,
+            limit=self.limit,
+            selection=self.selection if self._selecting else None,
+            keep_bytes=KEEP_CASES_BYTES,
+        )
+        self._kept = snap.kept
+        if snap.selected is not None:
+            self._selected = snap.selected
+        return snap.path, snap.ref
 
     def _header(self, ref: DatasetRef) -> RunHeader:
         """The header of a new run of this session (also what a resume is checked against)."""
@@ -429,25 +343,10 @@ class Session:
         for note in opened.notes:  # said now, so that a repair is reported even if this run dies
             tell(f"agenteval: resume: {note}")
         ctl = RunControl()
-        received: list[int] = []
-
-        def on_signal(signum: int) -> None:
-            received.append(signum)
-            ctl.stop = True
-            if len(received) == 1:
-                name = "" if signum == signal.SIGINT else f" ({signal_name(signum)})"
-                tell(
-                    f"\nagenteval: interrupted{name}: finishing trials in flight (Ctrl-C again"
-                    " to cancel them)"
-                )
-            else:
-                ctl.cancel()
+        stop = GracefulStop(ctl, tell)
 
         async def main() -> None:
-            loop = asyncio.get_running_loop()
-            for sig in STOP_SIGNALS:
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    loop.add_signal_handler(sig, on_signal, sig)
+            stop.install(asyncio.get_running_loop())
             shown = progress(opened.remaining) if progress is not None else None
             with shown or contextlib.nullcontext(RunProgress()) as prog:
                 await self.arun(opened, prog, ctl)
@@ -469,12 +368,11 @@ class Session:
                 raise RunWriteError.from_os_error(e, self.out / HEADER) from None
         finally:
             _close(writer, quietly=ctl.io_error is not None)
-        first = received[0] if received else None
         return SessionResult(
             self.out,
-            interrupted=first is not None,
+            interrupted=stop.first is not None,
             notes=opened.notes,
-            signal=first,
+            signal=stop.first,
             summary=summary,
         )
 

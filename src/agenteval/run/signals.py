@@ -8,6 +8,7 @@ it (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import threading
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+from agenteval.run.runner import RunControl
 
 SIGHUP: int | None = getattr(signal, "SIGHUP", None)  # not on Windows
 STOP_SIGNALS: tuple[int, ...] = tuple(
@@ -81,3 +83,37 @@ def exit_on_stop_signals(say: Say = log_warning) -> Iterator[None]:
     finally:
         for s, handler in saved.items():
             signal.signal(s, handler)
+
+
+class GracefulStop:
+    """A run's handler of the stop signals: the first (of any) sets ``control.stop`` (no new
+    trial starts, those in flight finish) and tells ``say`` so; a second cancels the trials
+    in flight (:meth:`RunControl.cancel`). :attr:`first` is the signal that came first."""
+
+    def __init__(self, control: RunControl, say: Say) -> None:
+        self.control = control
+        self.say = say
+        self.received: list[int] = []
+
+    @property
+    def first(self) -> int | None:
+        """The first stop signal received; None when none came."""
+        return self.received[0] if self.received else None
+
+    def __call__(self, signum: int) -> None:
+        self.received.append(signum)
+        self.control.stop = True
+        if len(self.received) == 1:
+            name = "" if signum == signal.SIGINT else f" ({signal_name(signum)})"
+            self.say(
+                f"\nagenteval: interrupted{name}: finishing trials in flight (Ctrl-C again"
+                " to cancel them)"
+            )
+        else:
+            self.control.cancel()
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Handle the stop signals on ``loop`` (where the platform lets a loop do so)."""
+        for sig in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self, sig)

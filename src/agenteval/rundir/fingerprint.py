@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
+from agenteval.errors import FieldName, InputError
 from agenteval.rundir import RunHeader
 
 JUDGE_FREE = frozenset({"concurrency", "max_retries", "cache"})
@@ -111,3 +113,25 @@ def describe_differences(diffs: list[tuple[str, str, str]]) -> str:
     was = ", ".join(f"{k}={o}" for k, o, _ in diffs)
     now = ", ".join(f"{k}={n}" for k, _, n in diffs)
     return f"the run was made with {was}; now {now}"
+
+
+def check_resumable(old: RunHeader, new: RunHeader, *, run_dir: Path, dataset: Path) -> None:
+    """Refuse to resume the run ``old`` (its ``run.json``) as the run ``new`` would be made:
+    InputError when it was made by another command, when the dataset changed (naming the
+    dataset) or when anything else of the fingerprint differs (naming each difference)."""
+    if old.kind != "run":
+        raise InputError(
+            (
+                FieldName("resume"),
+                " continues a run made by 'agenteval run'; this one was made"
+                f" by 'agenteval {old.kind}'",
+            ),
+            file=run_dir,
+        )
+    diffs = differences(old, new)
+    if [k for k, _, _ in diffs] == ["dataset"]:
+        raise InputError(
+            "the dataset changed since this run started; start a new run", file=dataset
+        )
+    if diffs:
+        raise InputError((FieldName("resume"), f": {describe_differences(diffs)}"), file=run_dir)

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from agenteval._util.untrusted import replace_surrogates
 from agenteval.cases.case import Case
-from agenteval.errors import InputError, cannot_write
+from agenteval.errors import FieldName, InputError, cannot_write
 from agenteval.rundir.header import (
     CASES,
     HEADER,
@@ -316,12 +316,17 @@ def _check_reusable(d: Path, overwrite: bool, command: str = "agenteval run") ->
         if overwrite:
             return
         if command.startswith("agenteval run"):
-            how = "use --resume to continue it or choose another --out"
+            how: tuple[str, ...] = (
+                "use ",
+                FieldName("resume"),
+                " to continue it or choose another ",
+                FieldName("out"),
+            )
         elif command.startswith("evaluate()"):
-            how = "pass resume=True to continue it or choose another out"
+            how = ("pass resume=True to continue it or choose another out",)
         else:
-            how = "choose another --out (a run is never overwritten)"
-        raise InputError(f"already holds a run; {how}", file=d)
+            how = ("choose another ", FieldName("out"), " (a run is never overwritten)")
+        raise InputError(("already holds a run; ", *how), file=d)
     shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
     raise InputError(
         f"is not empty and holds no agenteval run ({shown}); choose a new or empty directory",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval._util.imports import load_callable
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError, NamedText
 from agenteval.scorers import OPT_IN_SCORER_NAMES, builtin_scorer, builtin_scorers
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import ScorerFn
@@ -42,7 +42,7 @@ class ScorerConfig:
     extra: Sequence[ScorerFn] = ()
 
 
-def build_scorers(config: ScorerConfig, *, option: str = "--scorer") -> Scorers:
+def build_scorers(config: ScorerConfig, *, option: str = "scorer") -> Scorers:
     """The scorer set for ``config``: built-ins first (report order), then ``custom``,
     then ``extra``. InputError for an unknown PII kind, a bad tool definition, a custom
     scorer that cannot be imported, or two scorers with the same name."""
@@ -58,14 +58,14 @@ def build_scorers(config: ScorerConfig, *, option: str = "--scorer") -> Scorers:
             )
         except ValueError as e:
             pii = config.pii_kinds is not None and "kind" in str(e)
-            raise InputError(str(e), field="--pii-kinds" if pii else None) from None
+            raise InputError(str(e), field="pii_kinds" if pii else None) from None
     for target in config.custom:
         fns.append(load_scorer(target, option))
     fns.extend(config.extra)
     return Scorers(fns)
 
 
-def load_scorer(target: str, option: str | None = "--scorer") -> Scorer:
+def load_scorer(target: str, option: str | None = "scorer") -> Scorer:
     """The scorer at import path ``module:fn``, with ``ref`` set to that path; a bare
     name (no ``:``) of an opt-in built-in (``answer_match``) is that built-in."""
     if ":" not in target and target in OPT_IN_SCORER_NAMES:
@@ -105,6 +105,8 @@ class Rebuilt:
     scorers: Scorers
     kept: list[ScorerSpec] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    """One line each (a :class:`~agenteval.errors.NamedText` naming the fields
+    ``scorer``, ``trust_run``: the CLI shows their flags)."""
 
     @property
     def specs(self) -> list[ScorerSpec]:
@@ -129,7 +131,7 @@ def rebuild_scorers(
     rebuilt from its ref (unknown built-in, bad settings, import failure), naming
     ``where`` (the run.json path) as the file.
     """
-    custom = [load_scorer(t, "--scorer") for t in overrides.custom]
+    custom = [load_scorer(t, "scorer") for t in overrides.custom]
     by_name = {c.name: c for c in custom}
     fns: list[ScorerFn] = []
     out = Rebuilt(Scorers([]))
@@ -153,15 +155,24 @@ def rebuild_scorers(
         elif spec.ref is None:
             out.kept.append(spec)
             out.notes.append(
-                f"cannot rebuild scorer '{spec.name}': run.json records no import path for it;"
-                " its stored scores are kept (give --scorer MODULE:FN to recompute it)"
+                NamedText(
+                    f"cannot rebuild scorer '{spec.name}': run.json records no import path"
+                    " for it; its stored scores are kept (give ",
+                    FieldName("scorer"),
+                    " MODULE:FN to recompute it)",
+                )
             )
         elif not overrides.trust_refs:
             out.kept.append(spec)
             out.notes.append(
-                f"scorer '{spec.name}' not recomputed: run.json names its code ({spec.ref})"
-                " and rescore imports code named by a run only with --trust-run; its stored"
-                f" scores are kept (or give --scorer {spec.ref})"
+                NamedText(
+                    f"scorer '{spec.name}' not recomputed: run.json names its code ({spec.ref})"
+                    " and rescore imports code named by a run only with ",
+                    FieldName("trust_run"),
+                    "; its stored scores are kept (or give ",
+                    FieldName("scorer"),
+                    f" {spec.ref})",
+                )
             )
         else:
             fns.append(_recorded(spec, where))
@@ -196,8 +207,12 @@ def _recorded(spec: ScorerSpec, where: str | None) -> ScorerFn:
         fn = load_scorer(spec.ref, None)
     except InputError as e:
         raise InputError(
-            f"scorer '{spec.name}' cannot be rebuilt: {e.message}; make {spec.ref}"
-            " importable or give --scorer MODULE:FN",
+            (
+                f"scorer '{spec.name}' cannot be rebuilt: {e.message}; make {spec.ref}"
+                " importable or give ",
+                FieldName("scorer"),
+                " MODULE:FN",
+            ),
             file=where,
             field="scorers",
         ) from None

@@ -28,6 +28,7 @@ from agenteval.summary import stats
 from agenteval.summary.cache import CacheTally
 from agenteval.summary.contribution import Contribution, Priced, contribution
 from agenteval.summary.distributions import distribution, repeat_summary
+from agenteval.summary.examples import FailureExamples
 from agenteval.summary.model import (
     Attribution,
     CauseCount,
@@ -45,8 +46,6 @@ from agenteval.summary.percase import (
     in_dataset_order,
 )
 from agenteval.trials.trial import Trial
-
-MAX_EXAMPLES = 5
 
 
 def correctness_scorer(names: Iterable[str]) -> str | None:
@@ -128,10 +127,7 @@ class Accumulator:
         self.total_lat = array("d")  # 8 bytes a value, not a float object each
         self.active_lat = array("d")
         self.per_case: dict[str, CaseAggregate] = {}
-        # dataset position of each case id (from the tags map, in dataset order; built at
-        # the first failure), so the case ids a summary lists do not depend on the order
-        # trials finished in
-        self._pos: dict[str, int] | None = None
+        self.examples = FailureExamples(case_order)
         self._case_order = case_order
         self.correct_by = correctness_scorer(header.scorer_names)
         self.attr_wrong = [0, 0, 0]  # retrieval, model, unknown
@@ -291,30 +287,7 @@ class Accumulator:
         if cc is None:
             cc = f.by_cause[cause] = CauseCount(message=message[:500])
         cc.count += 1
-        self._example(cc, case_id, message)
-
-    def _example(self, cc: CauseCount, case_id: str, message: str) -> None:
-        """Keep the (up to) MAX_EXAMPLES case ids of a cause first in dataset order (finish
-        order for ids the dataset does not hold); the message is the first example's."""
-        if case_id in cc.examples:
-            return
-        if self._pos is None and self._case_order is not None:
-            self._pos = {cid: i for i, cid in enumerate(self._case_order())}
-        pos = self._pos
-        if pos is None:
-            if len(cc.examples) < MAX_EXAMPLES:
-                cc.examples.append(case_id)
-            return
-        last = len(pos)
-        key = pos.get(case_id, last)
-        keys = [pos.get(c, last) for c in cc.examples]
-        at = next((i for i, k in enumerate(keys) if k > key), len(keys))
-        if at >= MAX_EXAMPLES:
-            return
-        cc.examples.insert(at, case_id)
-        del cc.examples[MAX_EXAMPLES:]
-        if at == 0:
-            cc.message = message[:500]
+        self.examples.add(cc, case_id, message)
 
     def _flush_counters(self) -> None:
         s, c = self.s, self.s.cost
@@ -335,7 +308,7 @@ class Accumulator:
         of ``run_dir``: the id -> tags map is freed first, and per-case aggregates are built
         in a second pass over the trials only when the run has repeats."""
         self.tags = None  # freed before finish() sorts the latencies
-        self._pos = None
+        self.examples.forget_order()
         if self.max_repeat > 0:
             self.keep_per_case = True
             self.per_case = aggregate_cases(iter_trials(run_dir))

@@ -35,10 +35,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any, Protocol
 
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.traces.capture_logs import CURRENT_LOGS, attach_logs
 from agenteval.traces.collect import SpanListTrial, collect_spans
 from agenteval.traces.mapping import SpanEvent, SpanRecord, Trajectory
+from agenteval.traces.otel_global import attach_processor
 
 __all__ = [
     "CAPTURE_MODES",
@@ -94,12 +95,17 @@ def capture_source(mode: str) -> CaptureSource | None:
     if mode == "openai-agents":
         if not sdk_available():
             raise InputError(
-                "--capture openai-agents needs openai-agents: pip install -e '.[openai-agents]'"
+                (
+                    FieldName("capture"),
+                    " openai-agents needs openai-agents: pip install -e '.[openai-agents]'",
+                )
             )
         return OpenAIAgentsCapture()
     if mode == "otel":
         if not otel_available():
-            raise InputError("--capture otel needs opentelemetry-sdk: pip install -e '.[otel]'")
+            raise InputError(
+                (FieldName("capture"), " otel needs opentelemetry-sdk: pip install -e '.[otel]'")
+            )
         return OtelCapture()
     sources: list[CaptureSource] = []
     if sdk_available():
@@ -191,21 +197,16 @@ def _attach() -> bool:
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 
-    with _ATTACH_LOCK:
-        provider: Any = trace.get_tracer_provider()
-        if getattr(provider, _MARK, False):
-            return True
-        if isinstance(provider, trace.ProxyTracerProvider):
-            provider = TracerProvider()
-            provider.add_span_processor(_processor())
-            setattr(provider, _MARK, True)
-            trace.set_tracer_provider(provider)
-            return trace.get_tracer_provider() is provider
-        if callable(getattr(provider, "add_span_processor", None)):
-            provider.add_span_processor(_processor())
-            setattr(provider, _MARK, True)
-            return True
-        return False
+    return attach_processor(
+        lock=_ATTACH_LOCK,
+        mark=_MARK,
+        current=trace.get_tracer_provider,
+        install=trace.set_tracer_provider,
+        proxy_type=trace.ProxyTracerProvider,
+        new_provider=TracerProvider,
+        add="add_span_processor",
+        processor=_processor,
+    )
 
 
 class OtelCapture:

@@ -20,6 +20,7 @@ import threading
 from typing import Any
 
 from agenteval.traces.logs import LogRecord, plain
+from agenteval.traces.otel_global import attach_processor
 
 __all__ = ["CURRENT_LOGS", "attach_logs", "log_record"]
 
@@ -76,18 +77,13 @@ def attach_logs() -> bool:
         from opentelemetry.sdk._logs import LoggerProvider
     except ImportError:
         return False
-    with _LOCK:
-        provider: Any = _logs.get_logger_provider()
-        if getattr(provider, _MARK, False):
-            return True
-        if isinstance(provider, ProxyLoggerProvider):
-            provider = LoggerProvider()
-            provider.add_log_record_processor(_processor())
-            setattr(provider, _MARK, True)
-            _logs.set_logger_provider(provider)
-            return _logs.get_logger_provider() is provider
-        if callable(getattr(provider, "add_log_record_processor", None)):
-            provider.add_log_record_processor(_processor())
-            setattr(provider, _MARK, True)
-            return True
-        return False
+    return attach_processor(
+        lock=_LOCK,
+        mark=_MARK,
+        current=_logs.get_logger_provider,
+        install=_logs.set_logger_provider,
+        proxy_type=ProxyLoggerProvider,
+        new_provider=LoggerProvider,
+        add="add_log_record_processor",
+        processor=_processor,
+    )

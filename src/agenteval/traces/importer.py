@@ -47,7 +47,6 @@ the input files, and a larger rate keeps a superset.
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import tempfile
 from collections.abc import Generator, Sequence
@@ -56,27 +55,25 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agenteval._util.nanos import datetime_of
-from agenteval._util.untrusted import clean_text
 from agenteval.cases.case import Case
 from agenteval.errors import RunWriteError
-from agenteval.traces.conventions import normalise
-from agenteval.traces.conventions.content import content_setting
-from agenteval.traces.logs import LogRecord, attach
-from agenteval.traces.mapping import (
-    tool_definitions,
-    trajectory_from_spans,
-)
-from agenteval.traces.messages import invocation_input, invocation_output
-from agenteval.traces.records import SpanRecord
+from agenteval.traces.logs import LogRecord
 from agenteval.traces.spool import Spool
 from agenteval.traces.tracefile import read_file
-from agenteval.traces.units import Unit, attribute
-from agenteval.trials.tool_errors import TOOL_ERRORS, tool_error_list
-from agenteval.trials.trial import Failure, Latency, Trial, Usage
-from agenteval.trials.unrecorded import NOT_RECORDED, NOT_RECORDED_REASON
+from agenteval.traces.unit_trial import span_time, unit_trial
+from agenteval.traces.units import Unit, attribute_text, unit_case_id
+from agenteval.trials.trial import Trial
+from agenteval.trials.unrecorded import NOT_RECORDED
 
-__all__ = ["ImportOptions", "ImportResult", "import_traces", "iter_import", "sample_key"]
+__all__ = [
+    "PLACEHOLDER_INPUT",
+    "ImportOptions",
+    "ImportResult",
+    "import_traces",
+    "iter_import",
+    "sample_key",
+    "unit_trial",
+]
 
 PLACEHOLDER_INPUT = "[input not recorded]"
 """The input of a case whose prompt the trace did not record."""
@@ -108,6 +105,9 @@ class ImportResult:
     units: int = 0
     skipped_spans: dict[str, int] = field(default_factory=dict)
     filtered: dict[str, int] = field(default_factory=dict)
+    """Units left out, by reason: ``no start time``, ``before since``, ``at or after until``
+    (the options by field name; the CLI says and records its flags), ``where``, ``sampled
+    out``."""
     unmatched: list[str] = field(default_factory=list)
     """The first join values (or ``(none)``) of units not found in the dataset (at most
     :data:`UNMATCHED_SHOWN`; ``unmatched_count`` counts them all)."""
@@ -133,42 +133,21 @@ def sample_key(seed: int, key: str) -> float:
     return int.from_bytes(h[:8], "big") / 2.0**64
 
 
-def _hash_id(key: str) -> str:
-    return "t-" + hashlib.sha256(clean_text(key).encode("utf-8")).hexdigest()[:12]
-
-
-def _time(ns: int | None) -> datetime | None:
-    if ns is None:
-        return None
-    try:
-        return datetime_of(ns)
-    except ValueError:  # the decoders refuse such times; a span made in code may hold one
-        return None
-
-
-def _text(v: Any) -> str | None:
-    if v is None or isinstance(v, dict | list):
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return clean_text(str(v))
-
-
 def _keep(u: Unit, opts: ImportOptions, res: ImportResult) -> bool:
     if opts.since is not None or opts.until is not None:
-        start = _time(u.start_ns)
+        start = span_time(u.start_ns)
         if start is None:
             res.drop("no start time")
             return False
         if opts.since is not None and start < opts.since:
-            res.drop("before --since")
+            res.drop("before since")
             return False
         if opts.until is not None and start >= opts.until:
-            res.drop("at or after --until")
+            res.drop("at or after until")
             return False
     for name, value in opts.where:
-        if _text(attribute(u, name)) != value:
-            res.drop("--where")
+        if attribute_text(u, name) != value:
+            res.drop("where")
             return False
     if opts.sample is not None and opts.sample < 1.0:
         key = u.conversation if opts.group == "conversation" and u.conversation else u.trace_id
@@ -176,153 +155,6 @@ def _keep(u: Unit, opts: ImportOptions, res: ImportResult) -> bool:
             res.drop("sampled out")
             return False
     return True
-
-
-def _failure(root: SpanRecord) -> Failure | None:
-    if root.status != "error":
-        return None
-    etype = root.attributes.get("error.type")
-    if isinstance(etype, str) and etype:  # the semantic conventions' error class
-        message = root.status_message or ""
-        return Failure(cause=etype, message=message.removeprefix(f"{etype}: ").removeprefix(etype))
-    exc = [e for e in root.events if e.name == "exception"]
-    if exc:
-        a = exc[-1].attributes
-        etype = str(a.get("exception.type") or "Exception").rsplit(".", 1)[-1]
-        msg = a.get("exception.message")
-        return Failure(cause="agent_error", message=f"{etype}: {msg}" if msg else etype)
-    return Failure(cause="agent_error", message=root.status_message or "error")
-
-
-def _by_root(u: Unit) -> list[list[SpanRecord]]:
-    """The unit's spans split by invocation root (a span goes to its nearest root)."""
-    if len(u.roots) == 1:
-        return [u.spans]
-    ids = {r.span_id: i for i, r in enumerate(u.roots)}
-    parent = {s.span_id: s.parent_id for s in u.spans}
-    out: list[list[SpanRecord]] = [[] for _ in u.roots]
-    for s in u.spans:
-        p: str | None = s.span_id
-        seen = 0
-        while p is not None and p not in ids and seen < len(parent):
-            p = parent.get(p)
-            seen += 1
-        out[ids[p] if p is not None and p in ids else 0].append(s)
-    return out
-
-
-def _exported_metadata(root: SpanRecord) -> dict[str, Any]:
-    """The trial metadata ``export-otel`` put on the root span (``agenteval.trial.json``:
-    a conversation's turns, the final database state), restored so the conversation
-    scorers see what they saw in the run; anything else in it is ignored."""
-    raw = root.attributes.get("agenteval.trial.json")
-    try:
-        got = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return {}
-    if not isinstance(got, dict):
-        return {}
-    out = {k: got[k] for k in ("conversation", "state") if k in got}
-    if isinstance(got.get("state_error"), str):
-        out["state_error"] = got["state_error"]
-    conv = out.get("conversation")
-    if isinstance(conv, dict):  # usage that is not Usage would stop the run's summary
-        holders = [t for t in conv.get("turns") or [] if isinstance(t, dict)]
-        holders += [conv["user"]] if isinstance(conv.get("user"), dict) else []
-        for h in holders:
-            if "usage" in h:
-                h["usage"] = _usages(h["usage"])
-    return out
-
-
-def _usages(raw: Any) -> list[Any]:
-    """The entries of ``raw`` that are token usage (the others left out)."""
-    kept = []
-    for u in raw if isinstance(raw, list) else []:
-        try:
-            Usage.model_validate(u)
-        except ValueError:
-            continue
-        kept.append(u)
-    return kept
-
-
-def _normalised(u: Unit, logs: Sequence[LogRecord] = ()) -> Unit:
-    """``u`` with its log records joined (by span id) and its spans read into the
-    canonical names (:mod:`agenteval.traces.conventions`)."""
-    spans = normalise(attach(u.spans, logs) if logs else u.spans)
-    by_id = {s.span_id: s for s in spans}
-    roots = [by_id.get(r.span_id, r) for r in u.roots]
-    return Unit(u.key, u.trace_id, roots, spans, u.conversation)
-
-
-def unit_trial(u: Unit, logs: Sequence[LogRecord] = ()) -> tuple[Any, Trial]:
-    """``(input or None, trial)`` for one unit (``logs``: log records that may belong to
-    its spans); ``case_id`` is set by the caller."""
-    missing: list[str] = []
-    u = _normalised(u, logs)
-    turns = _by_root(u)
-    inputs: list[dict[str, Any]] = []
-    output: str | None = None
-    prompt_missing = False
-    for i, (root, spans) in enumerate(zip(u.roots, turns, strict=True)):
-        msgs = invocation_input(root, spans)
-        if msgs is None:
-            prompt_missing = True
-        elif i == 0:
-            inputs.extend(msgs)
-        else:
-            inputs.extend(m for m in msgs[-1:])  # this turn's question
-        answer = invocation_output(root, spans)
-        if i < len(u.roots) - 1:
-            if answer is not None:
-                inputs.append({"role": "assistant", "content": answer})
-        else:
-            output = answer
-    traj = trajectory_from_spans(u.spans)
-    if traj.tools is None:  # offered tools recorded on the agent span only
-        traj.tools = tool_definitions(u.root.attributes) or None
-    failure = _failure(u.roots[-1])
-    if prompt_missing or not inputs:
-        missing.append("input")
-    if output is None and failure is None:
-        missing.append("output")
-    missing.extend(traj.metadata.get(NOT_RECORDED, []))
-    start, end = u.start_ns, u.end_ns
-    total = (end - start) / 1e9 if start is not None and end is not None and end >= start else None
-    meta: dict[str, Any] = {"trace_id": u.trace_id, "span_id": u.root.span_id}
-    service = u.root.resource.get("service.name")
-    if isinstance(service, str):
-        meta["service"] = service
-    if u.conversation is not None:
-        meta["conversation"] = u.conversation
-    if len(u.roots) > 1:
-        meta["invocations"] = len(u.roots)
-    if missing:
-        meta[NOT_RECORDED] = missing
-        meta[NOT_RECORDED_REASON] = traj.metadata.get(NOT_RECORDED_REASON) or content_setting(
-            u.spans
-        )
-    rules = tool_error_list(traj.tool_calls)
-    if rules:
-        meta[TOOL_ERRORS] = rules
-    meta.update(_exported_metadata(u.root))
-    trial = Trial(
-        case_id="-",
-        output=output,
-        tool_calls=traj.tool_calls,
-        usage=traj.usage,
-        latency=Latency(total_s=total, active_s=traj.active_s),
-        failure=failure,
-        started_at=_time(start),
-        tools=traj.tools,
-        metadata=meta,
-    )
-    case_input: Any = None
-    if inputs:  # what was recorded, even when a turn's prompt was not
-        only_user = len(inputs) == 1 and inputs[0]["role"] == "user"
-        case_input = inputs[0]["content"] if only_user else inputs
-    return case_input, trial
 
 
 def iter_import(
@@ -352,18 +184,11 @@ def iter_import(
                 case_input, trial = unit_trial(u, index.of(u))
                 joined: Case | None = None
                 if opts.dataset is not None and opts.join_attr is not None:
-                    value = _text(attribute(u, opts.join_attr))
+                    value = attribute_text(u, opts.join_attr)
                     joined = opts.dataset.get(value) if value is not None else None
                     if joined is None:
                         res.unmatch(value if value is not None else "(none)")
-                if joined is not None:
-                    cid = joined.id
-                else:
-                    attr = None
-                    if opts.case_id_attr is not None:
-                        attr = _text(attribute(u, opts.case_id_attr))
-                    # a blank value is no id: the unit keeps its hash id
-                    cid = attr if attr is not None and attr.strip() else _hash_id(u.key)
+                cid = joined.id if joined is not None else unit_case_id(u, opts.case_id_attr)
 
                 def make(
                     joined: Case | None = joined, cid: str = cid, given: Any = case_input

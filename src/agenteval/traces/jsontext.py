@@ -9,6 +9,14 @@ surrogate (escaped or not), nesting past its depth, and every malformed text —
 ``json.loads`` instead, so the value or the error raised is json's own.
 tests/traces/test_jsontext.py checks the two agree.
 
+Why not :mod:`agenteval._util.fastjson` (orjson), the run files' fast path: the two answer
+to different references and keep both byte-for-byte. This one must give what
+``json.loads`` gives (trace files have always been read with it: its exceptions and their
+messages reach the user), that one what ``pydantic_core.from_json`` gives (run files);
+the parsers disagree on what they refuse (``NaN``, big numbers, lone surrogates) and on
+the error raised, so each falls back to its own reference, and the shared part would be
+a ``try``/``except`` of four lines.
+
 On the OTLP/JSON lines of bench/import_traces.py (2-core machine shared with other work,
 CPU time, best of 3): ``json.loads`` takes 14.6 µs a span, this 8.0 µs.
 """

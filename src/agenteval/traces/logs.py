@@ -22,13 +22,12 @@ base64 ids) and :func:`decode_logs_protobuf`; malformed input raises
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agenteval.errors import InputError
-from agenteval.traces.otlp import _any_value, _attributes, _get, _id, _nanos, _pb_attrs, _pb_value
+from agenteval.traces import otlp_values as ov
 from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
 __all__ = [
@@ -85,26 +84,26 @@ def attach(spans: Iterable[SpanRecord], logs: Iterable[LogRecord]) -> list[SpanR
 
 def is_logs_doc(doc: Any) -> bool:
     """True for an OTLP/JSON ``ExportLogsServiceRequest``."""
-    return isinstance(doc, Mapping) and _get(doc, "resourceLogs", "resource_logs") is not None
+    return isinstance(doc, Mapping) and ov.pick(doc, "resourceLogs", "resource_logs") is not None
 
 
 def _record(r: Any, path: str) -> LogRecord:
     if not isinstance(r, Mapping):
         raise BadSpan(path, "must be an object")
-    attrs = _attributes(r.get("attributes"), f"{path}.attributes")
+    attrs = ov.attributes(r.get("attributes"), f"{path}.attributes")
     body = r.get("body")
-    value = _any_value(body, f"{path}.body") if body is not None else None
-    name = _get(r, "eventName", "event_name") or attrs.get("event.name") or ""
-    t = _nanos(_get(r, "timeUnixNano", "time_unix_nano"), f"{path}.timeUnixNano")
+    value = ov.any_value(body, f"{path}.body") if body is not None else None
+    name = ov.pick(r, "eventName", "event_name") or attrs.get("event.name") or ""
+    t = ov.nanos(ov.pick(r, "timeUnixNano", "time_unix_nano"), f"{path}.timeUnixNano")
     if t is None:
-        t = _nanos(
-            _get(r, "observedTimeUnixNano", "observed_time_unix_nano"),
+        t = ov.nanos(
+            ov.pick(r, "observedTimeUnixNano", "observed_time_unix_nano"),
             f"{path}.observedTimeUnixNano",
         )
     return LogRecord(
         name=str(name),
-        trace_id=_id(_get(r, "traceId", "trace_id"), 16, f"{path}.traceId"),
-        span_id=_id(_get(r, "spanId", "span_id"), 8, f"{path}.spanId"),
+        trace_id=ov.decode_id(ov.pick(r, "traceId", "trace_id"), 16, f"{path}.traceId"),
+        span_id=ov.decode_id(ov.pick(r, "spanId", "span_id"), 8, f"{path}.spanId"),
         time_ns=t,
         attributes=attrs,
         body=value,
@@ -114,18 +113,18 @@ def _record(r: Any, path: str) -> LogRecord:
 def _walk(doc: Any) -> Iterator[LogRecord]:
     if not is_logs_doc(doc):
         raise BadSpan("resourceLogs", "missing (not an OTLP logs export)")
-    rls = _get(doc, "resourceLogs", "resource_logs")
+    rls = ov.pick(doc, "resourceLogs", "resource_logs")
     if not isinstance(rls, list):
         raise BadSpan("resourceLogs", "must be a list")
     for i, rl in enumerate(rls):
         rp = f"resourceLogs[{i}]"
         if not isinstance(rl, Mapping):
             raise BadSpan(rp, "must be an object")
-        scopes = _get(rl, "scopeLogs", "scope_logs") or []
+        scopes = ov.pick(rl, "scopeLogs", "scope_logs") or []
         if not isinstance(scopes, list):
             raise BadSpan(f"{rp}.scopeLogs", "must be a list")
         for j, sl in enumerate(scopes):
-            recs = _get(sl, "logRecords", "log_records") if isinstance(sl, Mapping) else None
+            recs = ov.pick(sl, "logRecords", "log_records") if isinstance(sl, Mapping) else None
             if not isinstance(recs or [], list):
                 raise BadSpan(f"{rp}.scopeLogs[{j}].logRecords", "must be a list")
             for k, r in enumerate(recs or []):
@@ -161,7 +160,7 @@ def decode_logs_protobuf(data: bytes, where: str = "request body") -> list[LogRe
     for rl in req.resource_logs:
         for sl in rl.scope_logs:
             for r in sl.log_records:
-                attrs = _pb_attrs(r.attributes)
+                attrs = ov.pb_attrs(r.attributes)
                 name = getattr(r, "event_name", "") or attrs.get("event.name") or ""
                 out.append(
                     LogRecord(
@@ -170,7 +169,7 @@ def decode_logs_protobuf(data: bytes, where: str = "request body") -> list[LogRe
                         span_id=r.span_id.hex() if any(r.span_id) else None,
                         time_ns=r.time_unix_nano or r.observed_time_unix_nano or None,
                         attributes=attrs,
-                        body=_pb_value(r.body) if r.HasField("body") else None,
+                        body=ov.pb_value(r.body) if r.HasField("body") else None,
                     )
                 )
     return out
@@ -180,12 +179,6 @@ def decode_logs_body(
     body: bytes, content_type: str, where: str = "request body"
 ) -> list[LogRecord]:
     """The records of an OTLP/HTTP ``/v1/logs`` request body, by its content type."""
-    if content_type.split(";", 1)[0].strip().lower() == "application/json":
-        try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise InputError(f"not JSON ({e})", file=where) from None
-        except RecursionError:
-            raise InputError("not JSON (nested too deeply)", file=where) from None
-        return decode_logs_json(doc, where)
+    if ov.is_json(content_type):
+        return decode_logs_json(ov.parse_json(body, where), where)
     return decode_logs_protobuf(body, where)

@@ -26,15 +26,22 @@ base64 id``.
 from __future__ import annotations
 
 import base64
-import binascii
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from agenteval._util.nanos import parse_ns
-from agenteval._util.untrusted import MAX_DEPTH, clean_text
+from agenteval._util.untrusted import clean_text
 from agenteval.errors import InputError
 from agenteval.traces.otlp_plain import NotPlain, plain_span
+from agenteval.traces.otlp_values import (
+    attributes,
+    decode_id,
+    is_json,
+    nanos,
+    parse_json,
+    pb_attrs,
+    pb_id,
+    pick,
+)
 from agenteval.traces.records import BadSpan, SpanEvent, SpanRecord
 
 __all__ = ["decode_body", "decode_json", "decode_protobuf", "iter_protobuf", "request_to_json"]
@@ -45,133 +52,6 @@ _STATUS_NAMES = {
     "STATUS_CODE_OK": "ok",
     "STATUS_CODE_ERROR": "error",
 }
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def _get(d: Mapping[str, Any], camel: str, snake: str) -> Any:
-    v = d.get(camel)
-    return d.get(snake) if v is None else v
-
-
-def _id(value: Any, size: int, path: str) -> str | None:
-    """An id as lowercase hex of ``size`` bytes (hex or base64 input); missing, "" or all
-    zeros → None (a span without its ids is skipped and counted, not refused)."""
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise BadSpan(path, "must be a string")
-    if len(value) == 2 * size and _HEX.issuperset(value):
-        raw = bytes.fromhex(value)
-    else:
-        try:
-            raw = base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise BadSpan(path, "not a hex or base64 id") from None
-        if len(raw) != size:
-            raise BadSpan(path, f"a {size}-byte id is expected, got {len(raw)} bytes") from None
-    if not any(raw):
-        return None
-    return raw.hex()
-
-
-def _nanos(value: Any, path: str) -> int | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise BadSpan(path, "must be an integer (nanoseconds)")
-    try:
-        return parse_ns(value) or None
-    except ValueError as e:
-        raise BadSpan(path, str(e)) from None
-
-
-def _any_value(v: Any, path: str, depth: int = 0) -> Any:
-    if not isinstance(v, Mapping):
-        raise BadSpan(path, "must be an AnyValue object")
-    if depth > MAX_DEPTH:
-        raise BadSpan(path, f"nested deeper than {MAX_DEPTH} levels")
-    for key, conv in _ANY.items():
-        alt = _SNAKE_ANY[key]
-        if key in v or alt in v:
-            return conv(v[key] if key in v else v[alt], path, depth)
-    return None  # an empty AnyValue
-
-
-def _int_value(x: Any, path: str, depth: int = 0) -> int:
-    if isinstance(x, bool) or not isinstance(x, int | str):
-        raise BadSpan(path, "intValue must be an integer")
-    try:
-        return int(x)
-    except ValueError:
-        raise BadSpan(path, "intValue must be an integer") from None
-
-
-def _double_value(x: Any, path: str, depth: int = 0) -> float:
-    if isinstance(x, bool) or not isinstance(x, int | float | str):
-        raise BadSpan(path, "doubleValue must be a number")
-    try:
-        return float(x)
-    except (ValueError, OverflowError):  # an integer past 1e308 has no float
-        raise BadSpan(path, "doubleValue must be a number") from None
-
-
-def _array_value(x: Any, path: str, depth: int = 0) -> list[Any]:
-    values = x.get("values", []) if isinstance(x, Mapping) else None
-    if not isinstance(values, list):
-        raise BadSpan(path, "arrayValue.values must be a list")
-    return [_any_value(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(values)]
-
-
-def _kvlist_value(x: Any, path: str, depth: int = 0) -> dict[str, Any]:
-    values = x.get("values", []) if isinstance(x, Mapping) else None
-    if not isinstance(values, list):
-        raise BadSpan(path, "kvlistValue.values must be a list")
-    return _attributes(values, path, depth + 1)
-
-
-def _bytes_value(x: Any, path: str, depth: int = 0) -> bytes:
-    try:
-        return base64.b64decode(x, validate=True)
-    except (binascii.Error, ValueError, TypeError):
-        raise BadSpan(path, "bytesValue must be base64") from None
-
-
-def _string_value(x: Any, path: str, depth: int = 0) -> str:
-    if not isinstance(x, str):
-        raise BadSpan(path, "stringValue must be a string")
-    return clean_text(x)
-
-
-def _bool_value(x: Any, path: str, depth: int = 0) -> bool:
-    if not isinstance(x, bool):
-        raise BadSpan(path, "boolValue must be true or false")
-    return x
-
-
-_ANY: dict[str, Any] = {
-    "stringValue": _string_value,
-    "boolValue": _bool_value,
-    "intValue": _int_value,
-    "doubleValue": _double_value,
-    "arrayValue": _array_value,
-    "kvlistValue": _kvlist_value,
-    "bytesValue": _bytes_value,
-}
-_SNAKE_ANY = {k: k[0 : k.index("V")] + "_value" for k in _ANY}
-
-
-def _attributes(items: Any, path: str, depth: int = 0) -> dict[str, Any]:
-    if items is None:
-        return {}
-    if not isinstance(items, list):
-        raise BadSpan(path, "must be a list of {key, value}")
-    out: dict[str, Any] = {}
-    for i, kv in enumerate(items):
-        p = f"{path}[{i}]"
-        if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
-            raise BadSpan(p, "must be {key, value} with a string key")
-        out[clean_text(kv["key"])] = _any_value(kv.get("value", {}), f"{p}.value", depth)
-    return out
 
 
 def _status(st: Any, path: str) -> tuple[str, str | None]:
@@ -208,21 +88,21 @@ def _span(s: Any, path: str, resource: Mapping[str, Any]) -> SpanRecord:
         events.append(
             SpanEvent(
                 clean_text(ename) if isinstance(ename, str) else str(ename),
-                _attributes(e.get("attributes"), f"{ep}.attributes"),
-                _nanos(_get(e, "timeUnixNano", "time_unix_nano"), f"{ep}.timeUnixNano"),
+                attributes(e.get("attributes"), f"{ep}.attributes"),
+                nanos(pick(e, "timeUnixNano", "time_unix_nano"), f"{ep}.timeUnixNano"),
             )
         )
     status, message = _status(s.get("status"), f"{path}.status")
     return SpanRecord(
         name=clean_text(name),
-        span_id=_id(_get(s, "spanId", "span_id"), 8, f"{path}.spanId") or "",
-        trace_id=_id(_get(s, "traceId", "trace_id"), 16, f"{path}.traceId") or "",
-        parent_id=_id(_get(s, "parentSpanId", "parent_span_id"), 8, f"{path}.parentSpanId"),
-        start_ns=_nanos(
-            _get(s, "startTimeUnixNano", "start_time_unix_nano"), f"{path}.startTimeUnixNano"
+        span_id=decode_id(pick(s, "spanId", "span_id"), 8, f"{path}.spanId") or "",
+        trace_id=decode_id(pick(s, "traceId", "trace_id"), 16, f"{path}.traceId") or "",
+        parent_id=decode_id(pick(s, "parentSpanId", "parent_span_id"), 8, f"{path}.parentSpanId"),
+        start_ns=nanos(
+            pick(s, "startTimeUnixNano", "start_time_unix_nano"), f"{path}.startTimeUnixNano"
         ),
-        end_ns=_nanos(_get(s, "endTimeUnixNano", "end_time_unix_nano"), f"{path}.endTimeUnixNano"),
-        attributes=_attributes(s.get("attributes"), f"{path}.attributes"),
+        end_ns=nanos(pick(s, "endTimeUnixNano", "end_time_unix_nano"), f"{path}.endTimeUnixNano"),
+        attributes=attributes(s.get("attributes"), f"{path}.attributes"),
         events=tuple(events),
         status=status,
         status_message=message,
@@ -233,7 +113,7 @@ def _span(s: Any, path: str, resource: Mapping[str, Any]) -> SpanRecord:
 def _walk_json(doc: Any) -> Iterator[SpanRecord]:
     if not isinstance(doc, Mapping):
         raise BadSpan("", "an OTLP ExportTraceServiceRequest object is expected")
-    rss = _get(doc, "resourceSpans", "resource_spans")
+    rss = pick(doc, "resourceSpans", "resource_spans")
     if rss is None:
         raise BadSpan("resourceSpans", "missing (not an OTLP trace export)")
     if not isinstance(rss, list):
@@ -245,11 +125,11 @@ def _walk_json(doc: Any) -> Iterator[SpanRecord]:
         res = rs.get("resource") or {}
         if not isinstance(res, Mapping):
             raise BadSpan(f"{rp}.resource", "must be an object")
-        resource = _attributes(res.get("attributes"), f"{rp}.resource.attributes")
-        scopes = _get(rs, "scopeSpans", "scope_spans")
+        resource = attributes(res.get("attributes"), f"{rp}.resource.attributes")
+        scopes = pick(rs, "scopeSpans", "scope_spans")
         key = "scopeSpans"
         if scopes is None:
-            scopes = _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")
+            scopes = pick(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")
             key = "instrumentationLibrarySpans"
         if not isinstance(scopes or [], list):
             raise BadSpan(f"{rp}.{key}", "must be a list")
@@ -274,31 +154,6 @@ def decode_json(doc: Any, where: str = "request body") -> list[SpanRecord]:
         raise InputError(e.message, file=where, field=e.path or None) from None
     except RecursionError:
         raise InputError("nested too deeply", file=where) from None
-
-
-def _pb_value(v: Any) -> Any:
-    kind = v.WhichOneof("value")
-    if kind == "string_value":  # the common kinds first: one check each
-        return v.string_value
-    if kind == "int_value":
-        return v.int_value
-    if kind is None:
-        return None
-    x = getattr(v, kind)
-    if kind == "array_value":
-        return [_pb_value(i) for i in x.values]
-    if kind == "kvlist_value":
-        return {kv.key: _pb_value(kv.value) for kv in x.values}
-    return x
-
-
-def _pb_attrs(items: Any) -> dict[str, Any]:
-    return {kv.key: _pb_value(kv.value) for kv in items}
-
-
-def _pb_id(value: bytes) -> str:
-    """A protobuf id as hex; "" when missing or all zeros."""
-    return value.hex() if value.strip(b"\0") else ""
 
 
 def decode_protobuf(data: bytes, where: str = "request body") -> list[SpanRecord]:
@@ -334,7 +189,7 @@ def iter_protobuf(data: bytes, where: str = "request body") -> Iterator[SpanReco
 def _pb_spans(req: Any, where: str) -> Iterator[SpanRecord]:
     status_of = _STATUS.get
     for i, rs in enumerate(req.resource_spans):
-        resource = _pb_attrs(rs.resource.attributes)
+        resource = pb_attrs(rs.resource.attributes)
         for j, ss in enumerate(rs.scope_spans):
             for k, s in enumerate(ss.spans):
                 trace_id, span_id = s.trace_id, s.span_id
@@ -347,14 +202,14 @@ def _pb_spans(req: Any, where: str) -> Iterator[SpanRecord]:
                 events = s.events
                 yield SpanRecord(
                     s.name,
-                    _pb_id(span_id),
-                    _pb_id(trace_id),
+                    pb_id(span_id),
+                    pb_id(trace_id),
                     parent.hex() if parent.strip(b"\0") else None,
                     s.start_time_unix_nano or None,
                     s.end_time_unix_nano or None,
-                    _pb_attrs(s.attributes),
+                    pb_attrs(s.attributes),
                     tuple(
-                        SpanEvent(e.name, _pb_attrs(e.attributes), e.time_unix_nano or None)
+                        SpanEvent(e.name, pb_attrs(e.attributes), e.time_unix_nano or None)
                         for e in events
                     )
                     if events
@@ -404,12 +259,6 @@ def request_to_json(request: Any) -> dict[str, Any]:
 def decode_body(body: bytes, content_type: str, where: str = "request body") -> list[SpanRecord]:
     """The spans of an OTLP/HTTP ``/v1/traces`` request body, by its content type
     (``application/json``, else protobuf)."""
-    if content_type.split(";", 1)[0].strip().lower() == "application/json":
-        try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise InputError(f"not JSON ({e})", file=where) from None
-        except RecursionError:
-            raise InputError("not JSON (nested too deeply)", file=where) from None
-        return decode_json(doc, where)
+    if is_json(content_type):
+        return decode_json(parse_json(body, where), where)
     return decode_protobuf(body, where)

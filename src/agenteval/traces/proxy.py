@@ -41,6 +41,9 @@ upstream URL is written only without its credentials.
 **Replay cache** (``cache``, docs/cache.md): a model call already stored is answered from
 the cache without reaching the upstream (:mod:`agenteval.traces.proxy_cache`).
 
+Which requests are forwarded where is :mod:`agenteval.traces.proxy_paths`; a trial's view
+(its URL, its calls) :mod:`agenteval.traces.proxy_trial`.
+
 **Upstream unreachable** (refused, reset before the response, DNS failure): the agent
 gets ``502`` with a JSON error naming the upstream, the call is recorded with ``error``;
 when the agent then raises, the trial fails with cause ``connection`` and that message.
@@ -50,7 +53,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextvars
 import json
 import secrets
 import time
@@ -65,95 +67,15 @@ from yarl import URL
 
 from agenteval._util.hosts import HostCheck
 from agenteval._util.secrets import Redactor, header_secrets, redact_url, url_secrets
-from agenteval.errors import InputError
 from agenteval.llm.recorder import AgentFailure
 from agenteval.llm.replay import ReplayCache
 from agenteval.traces import proxy_cache
-from agenteval.traces.proxy_records import ModelCall, trajectory_from_calls
+from agenteval.traces.proxy_paths import HOP_HEADERS, api_of, check_upstream, raw_rest
+from agenteval.traces.proxy_records import ModelCall
+from agenteval.traces.proxy_trial import BASE_URL, ProxyTrial, model_base_url
 from agenteval.traces.proxy_wire import ResponseReader, read_request
-from agenteval.traces.records import Trajectory
-from agenteval.trials.trial import CachedCall
 
 __all__ = ["ProxyTrial", "RecordingProxy", "check_upstream", "model_base_url"]
-
-_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-    }
-)
-_BASE_URL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "agenteval_model_base_url", default=None
-)
-
-
-def model_base_url() -> str | None:
-    """The running trial's proxy base URL (``http://127.0.0.1:PORT/t/<token>/v1``), or
-    None outside a trial or without ``--capture-proxy``. Works in the agent function and
-    in the asyncio tasks and sync-agent worker thread that run it (a context variable)."""
-    return _BASE_URL.get()
-
-
-def check_upstream(url: str) -> str:
-    """``url`` when it is an ``http(s)://host...`` base URL; InputError otherwise."""
-    from yarl import URL
-
-    try:
-        parsed = URL(url)
-    except (ValueError, TypeError):
-        parsed = None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-        raise InputError(
-            f"the upstream must be an http(s) base URL such as https://api.openai.com/v1,"
-            f" got {redact_url(url)!r}",
-            field="--capture-proxy",
-        )
-    return url
-
-
-def _api(rest: str) -> str:
-    path = rest.split("?")[0].rstrip("/")
-    if path.endswith("chat/completions"):
-        return "chat"
-    if path == "responses" or path.endswith("/responses"):
-        return "responses"
-    return "other"
-
-
-class ProxyTrial:
-    """One trial's view: its base URL and the calls recorded under it."""
-
-    source = "proxy"
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.calls: list[ModelCall] = []
-
-    @property
-    def upstream_error(self) -> str | None:
-        """Why the trial's last finished request failed at the proxy (upstream unreachable,
-        response broken off); None when it did not (a later success clears an earlier
-        failure, e.g. after the agent's client retried)."""
-        done = [c for c in list(self.calls) if c.latency_s is not None]
-        return done[-1].error if done else None
-
-    def cached(self) -> list[CachedCall]:
-        """The calls so far answered from the replay cache, as the trial records them."""
-        return [c.as_cached() for c in list(self.calls) if c.cached]
-
-    def trajectory(self) -> Trajectory:
-        """What the calls so far say (:func:`trajectory_from_calls`). A call still in
-        flight counts for what its request said (the tool results the agent sent back,
-        the tools offered: a trial that fails meanwhile keeps them), not for its response."""
-        return trajectory_from_calls([_request_side(c) for c in list(self.calls)])
 
 
 class RecordingProxy:
@@ -247,7 +169,7 @@ class RecordingProxy:
         token = secrets.token_urlsafe(24)
         t = ProxyTrial(self.base_url(token))
         self._trials[token] = t
-        ctx = _BASE_URL.set(t.base_url)
+        ctx = BASE_URL.set(t.base_url)
         try:
             yield t
         except Exception as e:
@@ -257,7 +179,7 @@ class RecordingProxy:
                 "connection", f"{t.upstream_error} (the agent then raised {type(e).__name__})"
             ) from e
         finally:
-            _BASE_URL.reset(ctx)
+            BASE_URL.reset(ctx)
             del self._trials[token]
 
     @web.middleware
@@ -295,7 +217,7 @@ class RecordingProxy:
     ) -> web.StreamResponse:
         if rest != "v1" and not rest.startswith("v1/"):
             return self._not_found(f"paths start with /v1 (got /{rest})")
-        raw = _raw_rest(request.raw_path, 3 if request.match_info.get("token") is not None else 1)
+        raw = raw_rest(request.raw_path, 3 if request.match_info.get("token") is not None else 1)
         if raw is None:
             body = {
                 "error": {
@@ -314,7 +236,7 @@ class RecordingProxy:
     ) -> web.StreamResponse:
         assert self._session is not None
         body = await request.read()
-        api = _api(rest) if request.method == "POST" else "other"
+        api = api_of(rest) if request.method == "POST" else "other"
         call = ModelCall(api=api, path="/" + rest, started_at=datetime.now(UTC), label=label)
         t0 = time.perf_counter()
         keys = header_secrets(request.headers.items()) + self._url_keys
@@ -329,7 +251,7 @@ class RecordingProxy:
             hit = proxy_cache.lookup(self.cache, key)
             if hit is not None:
                 return self._replay(hit, call, t0, keys)
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_HEADERS]
         if self._basic is not None and "Authorization" not in request.headers:
             headers.append(("Authorization", self._basic))  # the agent's own one wins
         try:
@@ -370,7 +292,7 @@ class RecordingProxy:
         kept: list[bytes] | None = [] if key is not None and 200 <= up.status < 300 else None
         resp = web.StreamResponse(status=up.status, reason=up.reason)
         for k, v in up.headers.items():
-            if k.lower() not in _HOP:
+            if k.lower() not in HOP_HEADERS:
                 resp.headers.add(k, v)
         reader = ResponseReader(
             call.api, up.headers.get("Content-Type", ""), up.headers.get("Content-Encoding", "")
@@ -453,32 +375,3 @@ def _scrub(call: ModelCall, r: Redactor) -> None:
         v = getattr(call, key)
         if isinstance(v, str):
             setattr(call, key, r.redact(v))
-
-
-def _request_side(c: ModelCall) -> ModelCall:
-    """``c`` when it is finished; else what its request said only (no response yet)."""
-    if c.latency_s is not None:
-        return c
-    return ModelCall(
-        api=c.api, path=c.path, started_at=c.started_at, label=c.label,
-        stream=c.stream, model=c.model, outputs=list(c.outputs), tools=list(c.tools),
-    )  # fmt: skip
-
-
-def _raw_rest(raw_path: str, skip: int) -> str | None:
-    """The part of the request's raw (still percent-encoded) path after its first
-    ``skip`` segments and ``v1`` (``/t/TOKEN/v1/chat/completions`` → ``chat/completions``),
-    or None when a segment is ``.`` or ``..`` at any level of percent-decoding, or holds
-    an encoded slash or backslash: such a path could leave the upstream's base path."""
-    from urllib.parse import unquote
-
-    path = raw_path.split("?", 1)[0]
-    parts = path.split("/")[1 + skip :]  # after "", "t", TOKEN, "v1" (or "", "v1")
-    for seg in parts:
-        s, seen = seg, set()
-        while s not in seen:  # every level of encoding: %252e -> %2e -> .
-            seen.add(s)
-            if s in (".", "..") or "/" in s or "\\" in s:
-                return None
-            s = unquote(s)
-    return "/".join(parts)

@@ -43,14 +43,16 @@ import asyncio
 import contextlib
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from aiohttp import web
 
 from agenteval._util.hosts import HostCheck
 from agenteval._util.net import is_loopback, listen, request_error_log
 from agenteval._util.say import Say, log_warning
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError, NamedText
 from agenteval.llm.propagation import TraceContext
 from agenteval.traces.bodies import BodyError, decode_content
 from agenteval.traces.logs import LogRecord
@@ -66,6 +68,7 @@ QUIET_S = 0.1
 """Quiet period that ends the wait early once the trace's root span (a conversation: the
 root of every turn's request) has arrived."""
 _JSON = "application/json"
+_Item = TypeVar("_Item")
 _PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
 
 
@@ -108,14 +111,19 @@ _LOGGED_BAD = 5  # malformed requests logged one line each; later ones only coun
 def parse_address(value: str) -> tuple[str, int]:
     """``HOST:PORT``, ``:PORT``, ``[::1]:PORT`` or ``auto`` → (host, port); port 0 = any.
 
-    A missing host is ``127.0.0.1``. Raises InputError naming ``--otlp-receiver``.
+    A missing host is ``127.0.0.1``. Raises InputError naming the field ``otlp_receiver``.
     """
     if value == "auto":
         return "127.0.0.1", 0
     host, sep, port = value.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise InputError(f"--otlp-receiver must be HOST:PORT (port 0-65535) or auto, got {value!r}")
+        raise InputError(
+            (
+                FieldName("otlp_receiver"),
+                f" must be HOST:PORT (port 0-65535) or auto, got {value!r}",
+            )
+        )
     return host, int(port)
 
 
@@ -134,11 +142,14 @@ class ReceiverStats:
     """Requests answered 400, 413 or 415."""
 
     def line(self, wait_s: float) -> str:
-        """One line for the end of the run."""
-        return (
+        """One line for the end of the run (a :class:`~agenteval.errors.NamedText` naming
+        the field ``otlp_wait``: the CLI shows its flag)."""
+        return NamedText(
             f"agenteval: OTLP receiver: {self.spans} spans attributed to trials;"
             f" dropped {self.unknown} of unknown traces and {self.late} that arrived after"
-            f" their trial's wait (--otlp-wait {wait_s:g}); {self.malformed} requests refused"
+            " their trial's wait (",
+            FieldName("otlp_wait"),
+            f" {wait_s:g}); {self.malformed} requests refused",
         )
 
 
@@ -339,18 +350,38 @@ class OtlpReceiver:
         except BodyError as e:
             return self._refuse(e.status, e.message)
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    @staticmethod
+    def accepted(content_type: str) -> web.Response:
+        """The reply to an export taken: an empty response in the request's encoding."""
+        if content_type == _JSON:
+            return web.Response(body=b"{}", content_type=_JSON)
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    async def decoded(
+        self,
+        request: web.Request,
+        decode: Callable[[bytes, str, str], list[_Item]],
+        where: str,
+        what: str,
+    ) -> tuple[str, list[_Item]] | web.Response:
+        """The content type and what ``decode(body, content_type, where)`` reads of a
+        :meth:`checked_body`; else the refusal (400 naming ``what`` for a value no decoder
+        check caught). For ``/v1/traces`` and ``/v1/logs``."""
         checked = await self.checked_body(request)
         if isinstance(checked, web.Response):
             return checked
         ctype, body = checked
         try:
-            spans = decode_body(body, ctype, "OTLP request body")
+            return ctype, decode(body, ctype, where)
         except InputError as e:
             return self._refuse(400, str(e))
         except (ValueError, RecursionError) as e:  # a value no decoder check caught
-            return self._refuse(400, f"OTLP request body cannot be read ({type(e).__name__})")
+            return self._refuse(400, f"{what} cannot be read ({type(e).__name__})")
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        got = await self.decoded(request, decode_body, "OTLP request body", "OTLP request body")
+        if isinstance(got, web.Response):
+            return got
+        ctype, spans = got
         self._route(spans)
-        if ctype == _JSON:
-            return web.Response(body=b"{}", content_type=_JSON)
-        return web.Response(body=b"", content_type="application/x-protobuf")
+        return self.accepted(ctype)

@@ -18,7 +18,6 @@ from typing import Protocol
 
 from aiohttp import web
 
-from agenteval.errors import InputError
 from agenteval.traces.logs import LogRecord, decode_logs_body
 
 __all__ = ["logs_handler"]
@@ -33,35 +32,31 @@ class _Receiver(Protocol):
 
     def box_of(self, trace_id: str) -> _Box | None: ...
 
-    async def checked_body(self, request: web.Request) -> tuple[str, bytes] | web.Response: ...
+    async def decoded(
+        self,
+        request: web.Request,
+        decode: Callable[[bytes, str, str], list[LogRecord]],
+        where: str,
+        what: str,
+    ) -> tuple[str, list[LogRecord]] | web.Response: ...
 
-    def _refuse(self, status: int, message: str) -> web.Response: ...
-
-
-_JSON = "application/json"
-_PROTOBUF = frozenset({"application/x-protobuf", "application/protobuf"})
+    def accepted(self, content_type: str) -> web.Response: ...
 
 
 def logs_handler(receiver: _Receiver) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The aiohttp handler of ``POST /v1/logs`` for ``receiver`` (module docstring)."""
 
     async def handle(request: web.Request) -> web.Response:
-        checked = await receiver.checked_body(request)  # Host, type, size, encoding
-        if isinstance(checked, web.Response):
-            return checked
-        ctype, body = checked
-        try:
-            records = decode_logs_body(body, ctype, "OTLP logs request body")
-        except InputError as e:
-            return receiver._refuse(400, str(e))
-        except (ValueError, RecursionError) as e:  # a value no decoder check caught
-            return receiver._refuse(400, f"OTLP logs body cannot be read ({type(e).__name__})")
+        got = await receiver.decoded(  # Host, type, size, encoding; then the records
+            request, decode_logs_body, "OTLP logs request body", "OTLP logs body"
+        )
+        if isinstance(got, web.Response):
+            return got
+        ctype, records = got
         for r in records:
             box = receiver.box_of(r.trace_id or "")
             if box is not None:
                 box.add_log(r)
-        if ctype == _JSON:
-            return web.Response(body=b"{}", content_type=_JSON)
-        return web.Response(body=b"", content_type="application/x-protobuf")
+        return receiver.accepted(ctype)
 
     return handle

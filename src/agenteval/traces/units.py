@@ -22,14 +22,25 @@ and second copies of a span id.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval._util.untrusted import clean_text
 from agenteval.traces.records import SpanRecord
 
-__all__ = ["CONVERSATION_KEYS", "Unit", "Units", "group_units", "is_agent"]
+__all__ = [
+    "CONVERSATION_KEYS",
+    "Unit",
+    "Units",
+    "attribute",
+    "attribute_text",
+    "group_units",
+    "is_agent",
+    "unit_case_id",
+]
 
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 """Attributes naming a conversation, in order of preference."""
@@ -227,3 +238,25 @@ def attribute(u: Unit, name: str) -> Any:
         if name in where:
             return where[name]
     return None
+
+
+def attribute_text(u: Unit, name: str) -> str | None:
+    """:func:`attribute` as text, as filters and joins compare it: a bool as ``true`` /
+    ``false``, a number as Python writes it, a string cleaned of what cannot be shown; None
+    when absent, a list or a map."""
+    v = attribute(u, name)
+    if v is None or isinstance(v, dict | list):
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return clean_text(str(v))
+
+
+def unit_case_id(u: Unit, case_id_attr: str | None) -> str:
+    """The case id of a unit that joins no dataset case: the ``case_id_attr`` attribute's
+    text when not blank, else ``t-`` and 12 hex digits of the SHA-256 of the unit's key
+    (stable across imports)."""
+    attr = attribute_text(u, case_id_attr) if case_id_attr is not None else None
+    if attr is not None and attr.strip():
+        return attr
+    return "t-" + hashlib.sha256(clean_text(u.key).encode("utf-8")).hexdigest()[:12]

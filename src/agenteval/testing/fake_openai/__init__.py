@@ -25,29 +25,25 @@ connection), ``reset_after_headers`` (headers and half the body, then closes),
 valid JSON) and ``tool_call`` (a well-formed call of the first offered tool, or ``lookup``).
 
 :attr:`FakeServer.counts` counts requests by outcome: ``"ok"`` or the fault kind.
-Run standalone with ``python -m agenteval.testing.fake_openai --port P --latency-ms 50``;
-it prints ``READY <port>`` once listening.
+Run standalone with ``python -m agenteval.testing.fake_openai --port P --latency-ms 50``
+(:mod:`agenteval.testing.fake_openai.__main__`); it prints ``READY <port>`` once listening.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
 import random
 import re
-import signal
-import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-from agenteval._util.loop import run_event_loop
 from agenteval.testing.fake_responses import response_for
 from agenteval.testing.fake_stream import (
     chat_chunks,
@@ -372,54 +368,3 @@ async def fake_openai_server(
         yield server
     finally:
         await server.close()
-
-
-def _parse_rate(text: str) -> tuple[str, float]:
-    kind, sep, p = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"expected KIND=PROBABILITY, got {text!r}")
-    try:
-        return kind, float(p)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a probability: {p!r}") from None
-
-
-async def _serve(config: FakeConfig, host: str, port: int) -> None:
-    server = await start_fake_server(config, host=host, port=port)
-    print(f"READY {server.port}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        await server.close()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: serve until SIGINT/SIGTERM, printing ``READY <port>`` when listening."""
-    parser = argparse.ArgumentParser(prog="python -m agenteval.testing.fake_openai")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--latency-ms", type=float, default=0.0)
-    parser.add_argument("--fault", type=_parse_rate, action="append", default=[], metavar="KIND=P")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--retry-after", type=float, default=0.05, metavar="SECONDS")
-    args = parser.parse_args(argv)
-    try:
-        config = FakeConfig(
-            latency_ms=args.latency_ms,
-            fault_rates=dict(args.fault),
-            seed=args.seed,
-            retry_after_s=args.retry_after,
-        )
-    except ValueError as e:
-        parser.error(str(e))
-    run_event_loop(_serve(config, args.host, args.port))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
