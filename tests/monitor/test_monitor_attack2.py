@@ -1,0 +1,67 @@
+"""Attacks on the monitor's judge (issue 31): the sample's key and the budget's edge.
+
+The judge is the scripted OpenAI-style server of the judge's own tests (tests/judge/
+_judge_fake.py, a real aiohttp server on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
+from _judge_fake import FakeJudge, Reply
+
+from agenteval.judge import Judge, JudgeConfig, load_rubric
+from agenteval.llm.pricing import PriceTable
+from agenteval.monitor import MonitorConfig
+from agenteval.monitor.judging import JudgeStage, sample_point
+from agenteval.trials.trial import Trial
+
+RIGHT = "The answer is 42"
+RULES = {RIGHT: Reply("the tool returned 42, as the answer says\nGRADE: C")}
+PRICES = {"jm": {"input": 50.0, "output": 250.0}}
+"""USD per million tokens: the fake's 100 input and 20 output tokens cost $0.01 a call."""
+
+
+def test_an_exported_conversation_is_sampled_by_its_id_not_by_its_record() -> None:
+    """A trial exported by ``export-otel`` carries its conversation record (a mapping with
+    ``id`` and ``turns``) in ``metadata.conversation``: the sample is still the
+    conversation id's, whatever its turns say (it was the record's text: a conversation
+    re-exported with one turn more moved in or out of the sample)."""
+    config = JudgeConfig(
+        endpoint="http://127.0.0.1:9/v1", model="jm", rubrics=[load_rubric("groundedness")]
+    )
+    stage = JudgeStage(Judge(config), sample=0.5)
+    wrong = []
+    for i in range(40):
+        conv = f"conv-{i}"
+        for turns in (1, 2, 3):
+            record = {"id": conv, "ended": "done", "turns": [{"input": "hi"}] * turns}
+            t = Trial(case_id="c", metadata={"trace_id": f"{i:032x}", "conversation": record})
+            if stage.sampled(t) != (sample_point(conv) < 0.5):
+                wrong.append((conv, turns))
+    assert wrong == []
+
+
+def test_a_budget_spent_exactly_stops_the_judge(tmp_path: Path) -> None:
+    """Ten calls at $0.01 spend a $0.10 budget: the eleventh trace is not judged (the
+    float sum of ten 0.01 is 0.09999999999999999, below 0.1, and let an eleventh call
+    through with one call in flight at a time)."""
+    out = tmp_path / "mon"
+    cfg = MonitorConfig(out=out, idle_s=0.1, max_wait_s=0.5, tick_s=0.05)
+    with FakeJudge(RULES) as srv:
+        config = JudgeConfig(
+            endpoint=srv.base_url, model="jm", rubrics=[load_rubric("groundedness")], concurrency=1
+        )
+        prices = PriceTable.default().merged(PriceTable.from_dict(PRICES))
+        stage = JudgeStage(Judge(config), max_usd_per_hour=0.1, prices=prices)
+        with served(cfg, judge=stage) as m:
+            for i in range(1, 13):
+                assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(i, RIGHT)))[0] == 200
+            wait_for(lambda: len(all_trials(out)) == 12, what="12 trials")
+        assert srv.calls == 10
+    statuses = sorted(t["scores"]["judge_groundedness"]["status"] for t in all_trials(out))
+    assert statuses == ["not_applicable"] * 2 + ["passed"] * 10
