@@ -6,7 +6,9 @@ _judge_fake.py, a real aiohttp server on 127.0.0.1).
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
 
 from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
@@ -14,10 +16,12 @@ from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 from _judge_fake import FakeJudge, Reply
 
+from agenteval.cli import main
 from agenteval.judge import Judge, JudgeConfig, load_rubric
 from agenteval.llm.pricing import PriceTable
 from agenteval.monitor import MonitorConfig
 from agenteval.monitor.judging import JudgeStage, sample_point
+from agenteval.monitor.windows import window_name, window_start
 from agenteval.trials.trial import Trial
 
 RIGHT = "The answer is 42"
@@ -65,3 +69,52 @@ def test_a_budget_spent_exactly_stops_the_judge(tmp_path: Path) -> None:
         assert srv.calls == 10
     statuses = sorted(t["scores"]["judge_groundedness"]["status"] for t in all_trials(out))
     assert statuses == ["not_applicable"] * 2 + ["passed"] * 10
+
+
+WEEK = 7 * 86400
+TARGET = window_start(time.time(), 3600) - 3600  # the hour before this one: closed
+EARLIER = TARGET - WEEK
+BAD = "I do not know"  # ignores the tool: tool_faithfulness fails
+
+
+def _send_at(endpoint: str, first: int, n: int, answer: str, at: float) -> None:
+    for i in range(first, first + n):
+        body = otlp_json(agent_trace(i, answer, start_ns=int(at * 1e9)))
+        assert post(endpoint + "/v1/traces", body)[0] == 200
+
+
+def _baseline(tmp_path: Path) -> Path:
+    f = tmp_path / "base.jsonl"
+    f.write_text("".join(otlp_json(agent_trace(10_000 + i)).decode() + "\n" for i in range(30)))
+    run = tmp_path / "baseline"
+    assert main(["import-traces", str(f), "--out", str(run), "--quiet"]) == 0
+    return run
+
+
+def test_a_broken_week_earlier_window_falls_back_to_the_baseline(tmp_path: Path) -> None:
+    """Last week's window closed, then its trials.jsonl was damaged (a line of garbage): the
+    window is gated against --baseline instead, said in one line, and counted closed. It
+    was not gated at all, said "not closed cleanly" of a window that had closed, and the
+    windows_closed count stayed behind (a script waiting on it waited forever)."""
+    out = tmp_path / "mon"
+    base = _baseline(tmp_path)
+    cfg = MonitorConfig(
+        out=out, window_s=3600, idle_s=0.1, max_wait_s=0.5, tick_s=0.05, baseline=base,
+        week_earlier=True,
+    )  # fmt: skip
+    with served(cfg) as m:
+        _send_at(m.endpoint, 1, 10, RIGHT, EARLIER + 60)
+        wait_for(lambda: m.monitor.metrics.windows_closed == 1, what="the earlier window")
+        trials = out / window_name(EARLIER, 3600) / "trials.jsonl"
+        lines = trials.read_text().splitlines(keepends=True)
+        trials.write_text("".join(lines[:3]) + "{not json\n" + "".join(lines[3:]))
+        _send_at(m.endpoint, 100, 10, BAD, TARGET + 60)
+        wait_for(lambda: m.monitor.metrics.windows_closed == 2, what="the window closed")
+        said = list(m.said)
+    alerts = [json.loads(x) for x in (out / "alerts.jsonl").read_text().splitlines()]
+    assert [(a["window"], a["reference"]) for a in alerts] == [
+        (window_name(TARGET, 3600), "--baseline")
+    ]
+    broken = [x for x in said if window_name(EARLIER, 3600) in x and "cannot be read" in x]
+    assert len(broken) == 1, said
+    assert not [x for x in said if "not closed cleanly" in x]
