@@ -81,8 +81,7 @@ def request_error_log(name: str, tell: RequestError) -> logging.Logger:
     are not HTTP: any client can send them; a TLS handshake or a bad method on a
     connection's first request too, which aiohttp logs at debug level) reaches ``tell``
     as one line such as ``request not read: Invalid character in Content-Length``, never
-    as aiohttp's
-    traceback on stderr. The logger is not registered with :mod:`logging` (no global
+    as aiohttp's traceback on stderr. The logger is not registered with :mod:`logging` (no global
     state): records go to ``tell`` only."""
     log = logging.Logger(name)
     log.propagate = False
