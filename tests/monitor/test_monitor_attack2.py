@@ -10,6 +10,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
 
@@ -19,7 +20,7 @@ from _judge_fake import FakeJudge, Reply
 from agenteval.cli import main
 from agenteval.judge import Judge, JudgeConfig, load_rubric
 from agenteval.llm.pricing import PriceTable
-from agenteval.monitor import MonitorConfig
+from agenteval.monitor import MapOptions, MonitorConfig
 from agenteval.monitor.judging import JudgeStage, sample_point
 from agenteval.monitor.windows import window_name, window_start
 from agenteval.trials.trial import Trial
@@ -118,3 +119,55 @@ def test_a_broken_week_earlier_window_falls_back_to_the_baseline(tmp_path: Path)
     broken = [x for x in said if window_name(EARLIER, 3600) in x and "cannot be read" in x]
     assert len(broken) == 1, said
     assert not [x for x in said if "not closed cleanly" in x]
+
+
+def _renumbered(spans: list[dict[str, Any]], by: int) -> list[dict[str, Any]]:
+    out = []
+    for s in spans:
+        s = dict(s)
+        for k in ("spanId", "parentSpanId"):
+            if k in s:
+                s[k] = f"{int(s[k], 16) + by:016x}"
+        out.append(s)
+    return out
+
+
+def test_a_trace_holding_two_conversations_is_mapped_as_import_traces_maps_it(
+    tmp_path: Path,
+) -> None:
+    """One trace with an invocation of conversation A and one of B (a batch job's trace),
+    then a trace of each: import-traces --group conversation makes two trials (A of two
+    invocations, B of two); the monitor must make the same two."""
+    t0 = time.time_ns()
+    a, b = {"gen_ai.conversation.id": "conv-A"}, {"gen_ai.conversation.id": "conv-B"}
+    both = agent_trace(5, "A one", start_ns=t0, **a) + _renumbered(
+        agent_trace(5, "B one", start_ns=t0 + 10_000_000, **b), 2
+    )
+    traces = [both, agent_trace(6, "B two", t0 + 20_000_000, **b)]
+    traces.append(agent_trace(7, "A two", t0 + 30_000_000, **a))
+    f = tmp_path / "spans.json"
+    f.write_text(otlp_json([s for t in traces for s in t]).decode())
+    run = tmp_path / "imported"
+    assert main(["import-traces", str(f), "--out", str(run), "--group", "conversation"]) == 0
+    want = sorted(
+        (t["metadata"]["conversation"], t["metadata"].get("invocations", 1))
+        for t in map(json.loads, (run / "trials.jsonl").read_text().splitlines())
+    )
+    assert want == [("conv-A", 2), ("conv-B", 2)]
+    out = tmp_path / "mon"
+    cfg = MonitorConfig(
+        out=out, idle_s=0.1, max_wait_s=0.5, tick_s=0.05,
+        mapping=MapOptions(group="conversation"), conversation_idle_s=0.6,
+    )  # fmt: skip
+    with served(cfg) as m:
+        for spans in traces:
+            assert post(m.endpoint + "/v1/traces", otlp_json(spans))[0] == 200
+        convs = m.monitor.conversations
+        assert convs is not None
+        wait_for(lambda: len(all_trials(out)) >= 2 and not convs.held, what="conversations")
+        time.sleep(0.3)
+    got = sorted(
+        (t["metadata"]["conversation"], t["metadata"].get("invocations", 1))
+        for t in all_trials(out)
+    )
+    assert got == want
