@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from monitor_harness import agent_trace, all_trials, otlp_json, post, served, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
@@ -171,3 +172,21 @@ def test_a_trace_holding_two_conversations_is_mapped_as_import_traces_maps_it(
         for t in all_trials(out)
     )
     assert got == want
+
+
+@pytest.mark.parametrize("text", ["[NaN, 1e999]", '{"ratio": Infinity}', "[-Infinity]"])
+def test_a_tool_result_with_numbers_json_has_not_stays_the_text(tmp_path: Path, text: str) -> None:
+    """A tool returned ``[NaN, 1e999]`` (Python's json.dumps of floats it cannot write):
+    the model saw that text, and the trial keeps it. It was parsed, and the trial's
+    result written as ``[null, null]``: what the scorers and the rescore saw was not what
+    the model saw."""
+    spans = agent_trace(1)
+    tool = next(s for s in spans if s["name"].startswith("execute_tool"))
+    for a in tool["attributes"]:
+        if a["key"] == "gen_ai.tool.call.result":
+            a["value"] = {"stringValue": text}
+    f = tmp_path / "spans.json"
+    f.write_bytes(otlp_json(spans))
+    assert main(["import-traces", str(f), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    (line,) = (tmp_path / "run" / "trials.jsonl").read_text().splitlines()
+    assert json.loads(line)["tool_calls"][0]["result"] == text
