@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from agenteval._util.secrets import Redactor, is_secret_param, redact_url, url_secrets
 from agenteval.llm.replay import ReplayCache
 
@@ -23,7 +26,9 @@ MISSED = ["oauth_verifier", "passcode", "assertion", "client_assertion", "code_v
 # followed by what it counts or describes (token_count, signature_version, auth_type)
 ORDINARY = [
     "page_token", "pageToken", "nextPageToken", "next_page_token", "continuation_token",
-    "sync_token", "resumption_token", "country_code", "countryCode", "language_code",
+    "sync_token", "resumption_token", "NextToken", "next_token", "pagination_token",
+    "$skiptoken", "$deltatoken", "ContinuationToken", "nextpagetoken", "country_code",
+    "countryCode", "language_code",
     "lang_code", "currency_code", "status_code", "error_code", "postal_code", "zip_code",
     "region_code", "sort_key", "partition_key", "primary_key", "token_count", "max_token_count",
     "session_length", "session_count", "signature_version", "SignatureVersion",
@@ -37,7 +42,8 @@ STILL_SECRET = [
     "refresh_token", "id_token", "auth_token", "api_key", "apiKey", "AWSAccessKeyId",
     "sig", "code", "X-Goog-Signature", "X-Goog-Credential", "token", "oauth_token",
     "oauth_signature", "private_key", "secret_key", "client_secret", "csrf_token",
-    "security_token", "x-api-key", "page_access_token", "bot_token",
+    "security_token", "x-api-key", "page_access_token", "bot_token", "previous_password",
+    "next_password", "sort_secret",
 ]  # fmt: skip
 
 
@@ -60,3 +66,19 @@ def test_two_pages_are_two_replay_entries(tmp_path: Path) -> None:
         for q in ("pageToken=P1", "pageToken=P2", "country_code=US", "country_code=FR")
     }
     assert len(keys) == 4
+
+
+_NEUTRAL = ["user", "query", "limit", "offset", "lang", "q", "id", "name", "format", "max"]
+
+
+@given(
+    words=st.lists(st.sampled_from(_NEUTRAL), min_size=1, max_size=4),
+    sep=st.sampled_from(["_", "-", ".", ""]),
+    cred=st.sampled_from(["secret", "password", "api_key", "access_token", "sig"]),
+)
+def test_any_name_of_ordinary_words_is_kept_and_a_credential_after_it_is_not(
+    words: list[str], sep: str, cred: str
+) -> None:
+    name = sep.join(words)
+    assert not is_secret_param(name)
+    assert is_secret_param(f"{name}_{cred}")

@@ -26,12 +26,14 @@ anything not a letter or digit and at lower-to-upper case changes, a word is one
 ``X-Amz-Signature``, ``access_token``, ``%74oken``, ``apiKey``, ``oauth_verifier``...),
 or ends with ``token``, ``secret``, ``password``, ``passwd``, ``signature``, ``apikey``,
 ``accesskey``, ``secretkey``, ``privatekey``, ``subscriptionkey``, ``sessionid``,
-``sessid`` or ``authcode`` (``accesstoken``, ``PHPSESSID``) — unless the word right
-before it is ``page``, ``continuation``, ``sync``, ``resumption``, ``cursor``,
+``sessid`` or ``authcode`` (``accesstoken``, ``PHPSESSID``) — unless it is ``token``,
+``code`` or ``key`` right after ``page``, ``continuation``, ``sync``, ``resumption``,
+``cursor``, ``next``, ``prev``, ``previous``, ``pagination``, ``skip``, ``delta``,
 ``country``, ``language``, ``lang``, ``currency``, ``status``, ``error``, ``postal``,
-``zip``, ``region``, ``area``, ``sort``, ``partition`` or ``primary`` (a cursor or a plain
-value: ``pageToken``, ``next_page_token``, ``country_code``, ``sort_key``) or the word
-right after it is ``count``, ``length``, ``len``, ``type``, ``method``, ``version``,
+``zip``, ``region``, ``area``, ``sort``, ``partition`` or ``primary`` (a cursor or a
+plain value: ``pageToken``, ``NextToken``, ``country_code``, ``sort_key``; in one word
+too: ``$skiptoken``, ``nextpagetoken``; ``previous_password`` stays a credential), or
+the word right after it is ``count``, ``length``, ``len``, ``type``, ``method``, ``version``,
 ``rate``, ``limit`` or ``size`` (``token_count``, ``SignatureVersion``, ``auth_type``).
 A name that merely contains such letters is an ordinary parameter
 (``keyword``, ``passage``, ``authors``, ``codec``, ``tokenizer``): its value is kept, and
@@ -68,7 +70,8 @@ _SECRET_PARAM_WORDS = frozenset(
 # counts or describes (``token_count``, ``signature_version``, ``auth_type``).
 _ORDINARY_BEFORE = frozenset(
     {
-        "page", "continuation", "sync", "resumption", "cursor", "country", "language", "lang",
+        "page", "continuation", "sync", "resumption", "cursor", "next", "prev", "previous",
+        "pagination", "skip", "delta", "nextpage", "country", "language", "lang",
         "currency", "status", "error", "postal", "zip", "region", "area", "sort", "partition",
         "primary",
     }
@@ -146,10 +149,13 @@ def is_secret_param(name: str) -> bool:
 def _names_a_credential(name: str) -> bool:
     words = [w.lower() for w in _PARAM_WORDS.findall(name)]
     for i, w in enumerate(words):
+        if w.endswith("token") and w[:-5] in _ORDINARY_BEFORE:  # $skiptoken, nextpagetoken
+            continue
         if w in _SECRET_PARAM_WORDS or w.endswith(_SECRET_PARAM_ENDINGS):
             before = words[i - 1] if i else ""
             after = words[i + 1] if i + 1 < len(words) else ""
-            if before not in _ORDINARY_BEFORE and after not in _ORDINARY_AFTER:
+            plain = w in ("token", "code", "key") and before in _ORDINARY_BEFORE
+            if not plain and after not in _ORDINARY_AFTER:
                 return True
     return False
 
