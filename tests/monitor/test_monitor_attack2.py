@@ -52,10 +52,12 @@ def test_an_exported_conversation_is_sampled_by_its_id_not_by_its_record() -> No
     assert wrong == []
 
 
-def test_a_budget_spent_exactly_stops_the_judge(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("budget", "calls"), [(0.1, 10), (1e-12, 1)])
+def test_a_budget_spent_exactly_stops_the_judge(tmp_path: Path, budget: float, calls: int) -> None:
     """Ten calls at $0.01 spend a $0.10 budget: the eleventh trace is not judged (the
     float sum of ten 0.01 is 0.09999999999999999, below 0.1, and let an eleventh call
-    through with one call in flight at a time)."""
+    through with one call in flight at a time). A budget of a fraction of a nano-dollar
+    is not spent before the first call."""
     out = tmp_path / "mon"
     cfg = MonitorConfig(out=out, idle_s=0.1, max_wait_s=0.5, tick_s=0.05)
     with FakeJudge(RULES) as srv:
@@ -63,14 +65,14 @@ def test_a_budget_spent_exactly_stops_the_judge(tmp_path: Path) -> None:
             endpoint=srv.base_url, model="jm", rubrics=[load_rubric("groundedness")], concurrency=1
         )
         prices = PriceTable.default().merged(PriceTable.from_dict(PRICES))
-        stage = JudgeStage(Judge(config), max_usd_per_hour=0.1, prices=prices)
+        stage = JudgeStage(Judge(config), max_usd_per_hour=budget, prices=prices)
         with served(cfg, judge=stage) as m:
             for i in range(1, 13):
                 assert post(m.endpoint + "/v1/traces", otlp_json(agent_trace(i, RIGHT)))[0] == 200
             wait_for(lambda: len(all_trials(out)) == 12, what="12 trials")
-        assert srv.calls == 10
+        assert srv.calls == calls
     statuses = sorted(t["scores"]["judge_groundedness"]["status"] for t in all_trials(out))
-    assert statuses == ["not_applicable"] * 2 + ["passed"] * 10
+    assert statuses == ["not_applicable"] * (12 - calls) + ["passed"] * calls
 
 
 WEEK = 7 * 86400

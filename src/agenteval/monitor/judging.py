@@ -147,7 +147,7 @@ class JudgeStage:
             budget = self.max_usd_per_hour
             if budget is not None:
                 spent = self.hour_usd()
-                if self._hour_nusd >= round(budget * _NANO):
+                if self._hour_nusd >= max(1, round(budget * _NANO)):
                     self.budget_skipped += 1
                     return self._not_judged(
                         f"the judge budget of ${budget:g} per hour is spent"
