@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import socket
 from collections.abc import Callable
 
@@ -50,18 +51,26 @@ RequestError = Callable[[int, str], object]
 """Told of a request the server could not read or handle: (HTTP status, one line)."""
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 class _OneLine(logging.Handler):
     def __init__(self, tell: RequestError) -> None:
-        super().__init__(logging.WARNING)
+        super().__init__(logging.DEBUG)
         self._tell = tell
 
     def emit(self, record: logging.LogRecord) -> None:
         exc = record.exc_info[1] if record.exc_info else None
+        if record.levelno < logging.WARNING and (
+            exc is None or not record.getMessage().startswith("Error handling request")
+        ):
+            return  # aiohttp's debug notes (a client that went away); not a refusal
         status = getattr(exc, "code", 500)
         status = status if isinstance(status, int) and 400 <= status < 600 else 500
         why = str(getattr(exc, "message", "") or exc or record.getMessage())
         why = why.strip().splitlines()[0].rstrip(":") if why.strip() else type(exc).__name__
-        why = why.encode("ascii", "backslashreplace").decode()[:200]
+        why = why.encode("ascii", "backslashreplace").decode()
+        why = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", why)[:200]  # no tty escapes
         kind = "request not read" if status < 500 else f"request failed ({type(exc).__name__})"
         self._tell(status, f"{kind}: {why}")
 
@@ -69,9 +78,10 @@ class _OneLine(logging.Handler):
 def request_error_log(name: str, tell: RequestError) -> logging.Logger:
     """A logger for aiohttp's ``AppRunner(logger=...)``: each "Error handling request"
     record (a malformed request line, a bad ``Content-Length`` or chunk size, bytes that
-    are not HTTP: any client can send them) reaches ``tell`` as one line such as
-    ``request not read: Invalid character in Content-Length``, never as aiohttp's
-    traceback on stderr. The logger is not registered with :mod:`logging` (no global
+    are not HTTP: any client can send them; a TLS handshake or a bad method on a
+    connection's first request too, which aiohttp logs at debug level) reaches ``tell``
+    as one line such as ``request not read: Invalid character in Content-Length``, never
+    as aiohttp's traceback on stderr. The logger is not registered with :mod:`logging` (no global
     state): records go to ``tell`` only."""
     log = logging.Logger(name)
     log.propagate = False

@@ -22,13 +22,23 @@ anything not a letter or digit and at lower-to-upper case changes, a word is one
 ``key``, ``token``, ``secret``, ``sig``, ``signature``, ``pass``, ``password``,
 ``passwd``, ``passphrase``, ``pwd``, ``auth``, ``authorization``, ``cred``,
 ``credential(s)``, ``session``, ``sessionid``, ``sid``, ``code``, ``jwt``, ``bearer``,
-``hmac``, ``otp`` (any case: ``api-key``, ``X-Amz-Signature``, ``access_token``,
-``%74oken``, ``apiKey``...), or ends with ``token``, ``secret``, ``password``,
-``passwd``, ``signature``, ``apikey``, ``accesskey``, ``secretkey``, ``privatekey``,
-``subscriptionkey``, ``sessionid``, ``sessid`` or ``authcode`` (``accesstoken``,
-``PHPSESSID``). A name that merely contains such letters is an ordinary parameter
+``hmac``, ``otp``, ``verifier``, ``passcode``, ``assertion`` (any case: ``api-key``,
+``X-Amz-Signature``, ``access_token``, ``%74oken``, ``apiKey``, ``oauth_verifier``...),
+or ends with ``token``, ``secret``, ``password``, ``passwd``, ``signature``, ``apikey``,
+``accesskey``, ``secretkey``, ``privatekey``, ``subscriptionkey``, ``sessionid``,
+``sessid`` or ``authcode`` (``accesstoken``, ``PHPSESSID``) — unless it is ``token``,
+``code`` or ``key`` right after ``page``, ``continuation``, ``sync``, ``resumption``,
+``cursor``, ``next``, ``prev``, ``previous``, ``pagination``, ``skip``, ``delta``,
+``country``, ``language``, ``lang``, ``currency``, ``status``, ``error``, ``postal``,
+``zip``, ``region``, ``area``, ``sort``, ``partition`` or ``primary`` (a cursor or a
+plain value: ``pageToken``, ``NextToken``, ``country_code``, ``sort_key``; in one word
+too: ``$skiptoken``, ``nextpagetoken``; ``previous_password`` stays a credential), or
+the word right after it is ``count``, ``length``, ``len``, ``type``, ``method``, ``version``,
+``rate``, ``limit`` or ``size`` (``token_count``, ``SignatureVersion``, ``auth_type``).
+A name that merely contains such letters is an ordinary parameter
 (``keyword``, ``passage``, ``authors``, ``codec``, ``tokenizer``): its value is kept, and
-two URLs that differ in it are two endpoints (the replay cache's key tells them apart).
+two URLs that differ in it are two endpoints (the replay cache's key tells them apart:
+two pages of ``?pageToken=`` are two entries, never one page's reply for both).
 Fragments carry credentials in OAuth redirects (``#access_token=...``). Scheme, host,
 port, path, other parameters and the rest of the fragment are kept.
 """
@@ -51,9 +61,24 @@ _SECRET_PARAM_WORDS = frozenset(
     {
         "key", "token", "secret", "sig", "signature", "pass", "password", "passwd",
         "passphrase", "pwd", "auth", "authorization", "cred", "credential", "credentials",
-        "session", "sessionid", "sid", "code", "jwt", "bearer", "hmac", "otp",
+        "session", "sessionid", "sid", "code", "jwt", "bearer", "hmac", "otp", "verifier",
+        "passcode", "assertion",
     }
 )  # fmt: skip
+# A credential word right after one of these names a cursor or a plain value
+# (``pageToken``, ``country_code``, ``sort_key``), right before one of the others what it
+# counts or describes (``token_count``, ``signature_version``, ``auth_type``).
+_ORDINARY_BEFORE = frozenset(
+    {
+        "page", "continuation", "sync", "resumption", "cursor", "next", "prev", "previous",
+        "pagination", "skip", "delta", "nextpage", "country", "language", "lang",
+        "currency", "status", "error", "postal", "zip", "region", "area", "sort", "partition",
+        "primary",
+    }
+)  # fmt: skip
+_ORDINARY_AFTER = frozenset(
+    {"count", "length", "len", "type", "method", "version", "rate", "limit", "size"}
+)
 _SECRET_PARAM_ENDINGS = (
     "token", "secret", "password", "passwd", "signature", "apikey", "accesskey", "secretkey",
     "privatekey", "subscriptionkey", "sessionid", "sessid", "authcode",
@@ -122,10 +147,16 @@ def is_secret_param(name: str) -> bool:
 
 
 def _names_a_credential(name: str) -> bool:
-    for word in _PARAM_WORDS.findall(name):
-        w = word.lower()
+    words = [w.lower() for w in _PARAM_WORDS.findall(name)]
+    for i, w in enumerate(words):
+        if w.endswith("token") and w[:-5] in _ORDINARY_BEFORE:  # $skiptoken, nextpagetoken
+            continue
         if w in _SECRET_PARAM_WORDS or w.endswith(_SECRET_PARAM_ENDINGS):
-            return True
+            before = words[i - 1] if i else ""
+            after = words[i + 1] if i + 1 < len(words) else ""
+            plain = w in ("token", "code", "key") and before in _ORDINARY_BEFORE
+            if not plain and after not in _ORDINARY_AFTER:
+                return True
     return False
 
 

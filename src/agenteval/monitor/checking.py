@@ -4,7 +4,9 @@ Each window, once closed, is gated (:mod:`agenteval.monitor.alerts`) against
 
 1. **the same window a week earlier**, ``DIR/<window start - 7 days>``, when that window
    exists, is closed (its summary stored) and holds trials: the same hour of the same
-   weekday, so daily and weekly cycles of the traffic do not look like a change. On when
+   weekday, so daily and weekly cycles of the traffic do not look like a change (one
+   damaged since it closed, its trials unreadable, is said in one line and passed over
+   for the next reference). On when
    no ``--baseline`` is given, else only with ``--baseline-week-earlier`` (a window of
    last week holds fewer cases than a baseline run usually does: it detects a drop more
    slowly); ``--no-baseline-week-earlier`` turns it off. A window length that does not
@@ -110,7 +112,22 @@ class Checker:
                 self._said_none = True
             self.journal.add_checked(name)
             return None
-        result = alerts.check_window(ref, run_dir, self.alpha)
+        try:
+            result = alerts.check_window(ref, run_dir, self.alpha)
+        except InputError as e:
+            if what != "week earlier" or not _within(e.file, ref):
+                raise
+            # last week's window damaged since it closed: the next reference, said
+            then = "gated against --baseline" if self.baseline is not None else "not gated"
+            self._say(
+                f"agenteval monitor: window {name}: the week-earlier window {ref.name} cannot"
+                f" be read ({e}); {then}"
+            )
+            if self.baseline is None:
+                self.journal.add_checked(name)
+                return None
+            ref, what = self.baseline, "--baseline"
+            result = alerts.check_window(ref, run_dir, self.alpha)
         rec = None
         if result is not None and result.blocked:
             rec = alerts.alert_record(name, run_dir, result, self.alpha, self.alpha_per_day)
@@ -153,3 +170,11 @@ class Checker:
                     self.check(d, name)
                 except (OSError, InputError) as e:
                     self._say(f"agenteval monitor: window {name} not checked: {e}")
+
+
+def _within(file: str | Path | None, run_dir: Path) -> bool:
+    """Whether ``file`` (an error's) is ``run_dir`` or inside it."""
+    if file is None:
+        return False
+    p = Path(file)
+    return p == run_dir or run_dir in p.parents

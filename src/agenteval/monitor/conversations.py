@@ -14,7 +14,10 @@ on the monitor's clock, whichever comes first. Then every trace held for it is m
 together, exactly as ``import-traces --group conversation`` maps a file holding them,
 into one multi-turn trial (the invocations in start order), and written to the window of
 its first invocation's start. A trace whose invocations carry no conversation id is
-written as soon as it is done, as without ``--group``.
+written as soon as it is done, as without ``--group``. A trace whose invocations belong
+to several conversations (a batch job's trace) holds them together: they are done, and
+mapped, as one group, so each conversation is the one trial ``import-traces`` makes of
+it.
 
 Held traces keep their spans in memory and their write-ahead log segments on disk (a
 restart replays them, and the conversation is done again ``idle_s`` after), and they keep
@@ -41,6 +44,9 @@ class Held:
     last: float
     start_ns: int | None
     traces: list[PendingTrace] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    """Every conversation held together (``conversation`` first): traces that share one
+    of them hold them as one group."""
 
 
 class Conversations:
@@ -55,18 +61,35 @@ class Conversations:
         self.written: dict[str, float] = {}
         self.split = 0
 
+    def groups(self) -> list[Held]:
+        """Each group held once (``held`` has it under every id of the group)."""
+        return list({id(h): h for h in self.held.values()}.values())
+
     @property
     def spans(self) -> int:
         """Spans and log records held (the memory bound counts them)."""
-        return sum(len(t.spans) + len(t.logs) for h in self.held.values() for t in h.traces)
+        return sum(len(t.spans) + len(t.logs) for h in self.groups() for t in h.traces)
 
-    def add(self, conversation: str, trace: PendingTrace, start_ns: int | None, now: float) -> None:
-        """Hold a done trace of ``conversation``."""
-        h = self.held.get(conversation)
-        if h is None:
-            if conversation in self.written:
+    def add(
+        self, conversations: list[str], trace: PendingTrace, start_ns: int | None, now: float
+    ) -> None:
+        """Hold a done trace of ``conversations`` (its invocations' ids, at least one):
+        with the group held for any of them, those groups merged."""
+        found = list({id(g): g for c in conversations if (g := self.held.get(c))}.values())
+        if not found:
+            if any(c in self.written for c in conversations):
                 self.split += 1
-            h = self.held[conversation] = Held(conversation, now, now, start_ns)
+            found = [Held(conversations[0], now, now, start_ns)]
+        h, *others = found
+        for o in others:
+            h.traces.extend(o.traces)
+            h.first = min(h.first, o.first)
+            if o.start_ns is not None and (h.start_ns is None or o.start_ns < h.start_ns):
+                h.start_ns = o.start_ns
+        h.ids = list(dict.fromkeys([h.conversation, *h.ids, *conversations]))
+        h.ids += [c for o in others for c in o.ids if c not in h.ids]
+        for c in h.ids:
+            self.held[c] = h
         h.traces.append(trace)
         h.last = now
         if start_ns is not None and (h.start_ns is None or start_ns < h.start_ns):
@@ -76,16 +99,18 @@ class Conversations:
         """Take the conversations done by ``now`` (oldest first)."""
         out = [
             h
-            for h in self.held.values()
+            for h in self.groups()
             if now - h.last >= self.idle_s or now - h.first >= self.max_wait_s
         ]
         for h in out:
-            del self.held[h.conversation]
+            for c in h.ids:
+                del self.held[c]
         return out
 
     def settled(self, held: list[Held], now: float) -> None:
         """``held`` were written: remember their ids, forget those past the horizon."""
         for h in held:
-            self.written[h.conversation] = now
+            for c in h.ids or [h.conversation]:
+                self.written[c] = now
         for cid in [c for c, t in self.written.items() if now - t >= self.horizon_s]:
             del self.written[cid]

@@ -45,6 +45,7 @@ from agenteval.trials.trial import Trial
 __all__ = ["JudgeStage", "sample_point"]
 
 HOUR_S = 3600.0
+_NANO = 1_000_000_000
 
 
 def sample_point(key: str) -> float:
@@ -73,8 +74,9 @@ class JudgeStage:
         self.max_usd_per_hour = max_usd_per_hour
         self.prices = prices or PriceTable.default()
         self._clock = clock
-        self._spent: deque[tuple[float, float]] = deque()
-        self._hour_usd = 0.0
+        # whole nano-dollars: a float sum of ten $0.01 is below $0.10 and let one more in
+        self._spent: deque[tuple[float, int]] = deque()
+        self._hour_nusd = 0
         self._sem = asyncio.Semaphore(judge.config.concurrency)
         self._started = False
         self._start_lock = asyncio.Lock()
@@ -104,17 +106,18 @@ class JudgeStage:
     def sampled(self, trial: Trial) -> bool:
         """Whether the trial is in the sample (module docstring)."""
         meta = trial.metadata
-        key = meta.get("conversation") or meta.get("trace_id") or trial.case_id
+        conv = meta.get("conversation")
+        if isinstance(conv, dict):  # the record export-otel carries: its id, not its turns
+            conv = conv.get("id")
+        key = conv if isinstance(conv, str) and conv else meta.get("trace_id") or trial.case_id
         return self.sample >= 1.0 or sample_point(str(key)) < self.sample
 
     def hour_usd(self) -> float:
         """The judge's cost over the last hour."""
         now = self._clock()
         while self._spent and now - self._spent[0][0] >= HOUR_S:
-            self._hour_usd -= self._spent.popleft()[1]
-        if not self._spent:
-            self._hour_usd = 0.0  # no drift from float subtraction
-        return self._hour_usd
+            self._hour_nusd -= self._spent.popleft()[1]
+        return self._hour_nusd / _NANO
 
     def _not_judged(self, why: str) -> dict[str, Score]:
         return {
@@ -144,7 +147,7 @@ class JudgeStage:
             budget = self.max_usd_per_hour
             if budget is not None:
                 spent = self.hour_usd()
-                if spent >= budget:
+                if self._hour_nusd >= max(1, round(budget * _NANO)):
                     self.budget_skipped += 1
                     return self._not_judged(
                         f"the judge budget of ${budget:g} per hour is spent"
@@ -161,8 +164,9 @@ class JudgeStage:
         cost = self.prices.cost(usages) or 0.0
         if cost:
             self.spend_usd += cost
-            self._hour_usd += cost
-            self._spent.append((self._clock(), cost))
+            nusd = round(cost * _NANO)
+            self._hour_nusd += nusd
+            self._spent.append((self._clock(), nusd))
         return scores
 
     def counters(self) -> dict[str, tuple[str, Callable[[], float]]]:

@@ -19,13 +19,14 @@ from agenteval._util.say import Say
 from agenteval.errors import InputError
 from agenteval.monitor.conversations import Conversations, Held
 from agenteval.monitor.judging import JudgeStage
-from agenteval.monitor.mapping import MapOptions, trace_conversation, trace_trials
+from agenteval.monitor.mapping import MapOptions, trace_trials
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import PendingTrace
 from agenteval.monitor.windows import window_start
 from agenteval.monitor.writing import Item
 from agenteval.traces.logs import LogRecord
 from agenteval.traces.records import SpanRecord
+from agenteval.traces.units import group_units
 
 __all__ = ["Staging"]
 
@@ -55,7 +56,7 @@ class Staging:
             metrics.gauges["judging_traces"] = lambda: sum(len(i.traces) for i, _ in self.judging)
         convs = self.conversations
         if convs is not None:
-            metrics.gauges["conversations_held"] = lambda: len(convs.held)
+            metrics.gauges["conversations_held"] = lambda: len(convs.groups())
             metrics.counters["conversations_split_total"] = (
                 "Traces of a conversation already written.",
                 lambda: convs.split,
@@ -66,7 +67,7 @@ class Staging:
         n = sum(len(t.spans) + len(t.logs) for i, _ in self.judging for t in i.traces)
         return n + (self.conversations.spans if self.conversations is not None else 0)
 
-    def hold(self, held: list[tuple[str, PendingTrace, int | None]], now: float) -> None:
+    def hold(self, held: list[tuple[list[str], PendingTrace, int | None]], now: float) -> None:
         """Hold the traces :meth:`map` set aside for their conversations."""
         for conv, trace, start in held:
             assert self.conversations is not None
@@ -78,21 +79,21 @@ class Staging:
 
     def map(
         self, due: list[PendingTrace], convs: list[Held]
-    ) -> tuple[list[Item], list[tuple[str, PendingTrace, int | None]], list[str]]:
+    ) -> tuple[list[Item], list[tuple[list[str], PendingTrace, int | None]], list[str]]:
         """In the scoring thread: the done traces made trials (those of a conversation
         held instead, with ``--group conversation``), the conversations done made one
         trial each. A trace the mapping cannot read (a value no decoder check caught) is
         dropped with a line."""
         items: list[Item] = []
-        held: list[tuple[str, PendingTrace, int | None]] = []
+        held: list[tuple[list[str], PendingTrace, int | None]] = []
         notes: list[str] = []
         for t in due:
             if self.conversations is not None:
                 try:
-                    conv, start = trace_conversation(t.spans)
+                    conv, start = _trace_conversations(t.spans)
                 except (InputError, ValueError, RecursionError):
-                    conv, start = None, None  # _item says why
-                if conv is not None:
+                    conv, start = [], None  # _item says why
+                if conv:
                     held.append((conv, t, start))
                     continue
             items.append(self._item([t], t.spans, t.logs, notes))
@@ -163,7 +164,7 @@ class Staging:
         out = {w for item, _ in self.judging for w in item.windows(ws)}
         if self.conversations is not None:
             now = time.time()
-            for h in self.conversations.held.values():
+            for h in self.conversations.groups():
                 at = h.start_ns / 1e9 if h.start_ns is not None else now
                 out.add(window_start(at, ws))
         return out
@@ -176,3 +177,12 @@ class Staging:
         self.judging.clear()
         if self.judge is not None:
             await self.judge.close()
+
+
+def _trace_conversations(spans: list[SpanRecord]) -> tuple[list[str], int | None]:
+    """The conversation ids of a trace's invocations (first seen first; none when none
+    has one), and the trace's first start."""
+    units = group_units(spans).units
+    ids = list(dict.fromkeys(u.conversation for u in units if u.conversation is not None))
+    starts = [u.start_ns for u in units if u.start_ns is not None]
+    return ids, min(starts) if starts else None

@@ -83,6 +83,7 @@ it are not applicable rather than wrong.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -199,10 +200,28 @@ def _result_value(v: Any) -> Any:
     """A tool result as the model saw it: JSON text of an object, array or string is parsed
     (instrumentations serialise the tool's value); a bare ``true``, ``false``, ``null`` or
     number stays the text, as every message path (transcripts, the proxy, model spans) keeps
-    it, so the text ``"null"`` is never mistaken for no result."""
+    it, so the text ``"null"`` is never mistaken for no result. So does text holding
+    ``NaN``, ``Infinity`` or a number too large for a float (``[NaN, 1e999]``, Python's
+    ``json.dumps`` of floats JSON cannot hold): parsed, it would be written ``[null, null]``."""
     if isinstance(v, str) and v.strip()[:1] not in ("{", "[", '"'):
         return v
-    return json_value(v)
+    got = json_value(v)
+    return v if isinstance(v, str) and got is not v and not _finite(got) else got
+
+
+def _finite(value: Any) -> bool:
+    """Whether no float in ``value`` (a parsed JSON value, walked without recursion) is
+    NaN or infinite."""
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, float) and not math.isfinite(x):
+            return False
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return True
 
 
 def _own(s: SpanRecord) -> _Own:
