@@ -123,7 +123,10 @@ def ray_head(tmp_path: Path) -> Iterator[str]:
         end = time.monotonic() + 120
         while b"Ray runtime started" not in (tmp_path / "ray-head.log").read_bytes():
             assert head.poll() is None, (tmp_path / "ray-head.log").read_text()[-3000:]
-            assert time.monotonic() < end, "ray start --head did not come up in 120 s"
+            assert time.monotonic() < end, (
+                "ray start --head did not log 'Ray runtime started' in 120 s: "
+                + (tmp_path / "ray-head.log").read_text()[-3000:]
+            )
             time.sleep(0.1)
         while subprocess.run(status, env=env, capture_output=True, timeout=60).returncode != 0:
             assert head.poll() is None, (tmp_path / "ray-head.log").read_text()[-3000:]
