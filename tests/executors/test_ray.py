@@ -117,26 +117,28 @@ def ray_head(tmp_path: Path) -> Iterator[str]:
         start_new_session=True,
     )
     try:
+        # `ray status` (a Python process of ~1 s CPU) is asked only once the head has
+        # logged that it started, not once a second while it starts (~15 s on a busy machine)
         status = [ray, "status", f"--address=127.0.0.1:{port}"]
         end = time.monotonic() + 120
+        while b"Ray runtime started" not in (tmp_path / "ray-head.log").read_bytes():
+            assert head.poll() is None, (tmp_path / "ray-head.log").read_text()[-3000:]
+            assert time.monotonic() < end, (
+                "ray start --head did not log 'Ray runtime started' in 120 s: "
+                + (tmp_path / "ray-head.log").read_text()[-3000:]
+            )
+            time.sleep(0.1)
         while subprocess.run(status, env=env, capture_output=True, timeout=60).returncode != 0:
             assert head.poll() is None, (tmp_path / "ray-head.log").read_text()[-3000:]
             assert time.monotonic() < end, "ray start --head did not come up in 120 s"
             time.sleep(1)
         yield f"127.0.0.1:{port}"
     finally:
-        # ray start --block does not end on SIGTERM within 30 s (it always waited the full
-        # 30 s); the group is SIGKILLed after a short grace and the rest found by temp dir
-        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(head.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                head.wait(wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        # ray start --block never ends on SIGTERM (a grace of 5 s, then 30 s, was always
+        # waited out in full): the group is SIGKILLed, the rest found by temp dir
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
+        head.wait(30)
         _kill_by_temp_dir(temp)  # anything of this cluster that left the group
         log.close()
         shutil.rmtree(temp, ignore_errors=True)
