@@ -208,3 +208,41 @@ def trial_lines(run_dir: Path) -> list[dict[str, Any]]:
 
 def all_trials(out: Path) -> list[dict[str, Any]]:
     return [t for d in sorted(out.iterdir()) if not d.name.startswith(".") for t in trial_lines(d)]
+
+
+PAGE = HERE.parents[1] / "docs" / "monitor.md"
+
+
+def page_block(marker: str) -> str:
+    """The first fenced block after ``marker`` in docs/monitor.md."""
+    import re
+
+    text = PAGE.read_text()
+    m = re.compile(r"```\w*\n(.*?)```", re.S).search(text, text.index(marker))
+    assert m is not None, marker
+    return m.group(1)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def shell_env(where: Path) -> dict[str, str]:
+    """The environment a page's shell block runs in: ``agenteval`` and ``python`` are this
+    interpreter (shims in ``where/bin``)."""
+    import os
+    import stat
+    import sys
+
+    bin_dir = where / "bin"
+    bin_dir.mkdir()
+    shims = (("agenteval", f"{sys.executable} -m agenteval"), ("python", sys.executable))
+    for name, target in shims:
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
+        shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONUNBUFFERED": "1"}

@@ -9,17 +9,11 @@ this interpreter, the port a free one); the control reuses the demo the first bu
 from __future__ import annotations
 
 import json
-import os
-import re
-import socket
-import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "monitor.md"
+from monitor_harness import free_port, page_block, shell_env
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(["which", "curl"], capture_output=True).returncode != 0, reason="needs curl"
@@ -27,33 +21,15 @@ pytestmark = pytest.mark.skipif(
 
 
 def _block() -> str:
-    text = PAGE.read_text()
-    at = text.index("<!-- run: tests/monitor/test_monitor_demo.py -->")
-    m = re.compile(r"```\w*\n(.*?)```", re.S).search(text, at)
-    assert m is not None
-    return m.group(1)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return page_block("<!-- run: tests/monitor/test_monitor_demo.py -->")
 
 
 def _start(where: Path, script: str) -> subprocess.Popen[str]:
     where.mkdir()
-    bin_dir = where / "bin"
-    bin_dir.mkdir()
-    shims = (("agenteval", f"{sys.executable} -m agenteval"), ("python", sys.executable))
-    for name, target in shims:
-        shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
-        shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
         ["timeout", "150", "bash", "-c", script],
         cwd=where,
-        env=env,
+        env=shell_env(where),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -62,9 +38,9 @@ def _start(where: Path, script: str) -> subprocess.Popen[str]:
 
 def test_the_sloppy_agents_window_alerts_and_the_careful_agents_does_not(tmp_path: Path) -> None:
     block = _block()
-    sloppy = block.replace("4318", str(_free_port()))
+    sloppy = block.replace("4318", str(free_port()))
     # the control: the careful run sent as the traffic; no alerts.jsonl to print
-    careful = block.replace("4318", str(_free_port())).replace(
+    careful = block.replace("4318", str(free_port())).replace(
         "export-otel shop/runs/sloppy", "export-otel shop/runs/careful"
     )
     careful = careful.replace("python -m json.tool live/alerts.jsonl | head -12", "")
