@@ -47,8 +47,8 @@ from typing import Any
 
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
-from agenteval.monitor import alerts
 from agenteval.monitor.checking import Checker
+from agenteval.monitor.closing import Closer
 from agenteval.monitor.config import MonitorConfig
 from agenteval.monitor.conversations import Conversations
 from agenteval.monitor.journal import Journal
@@ -57,7 +57,7 @@ from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import Tracker
 from agenteval.monitor.staging import Staging
 from agenteval.monitor.wal import Logged, WriteAheadLog
-from agenteval.monitor.windows import Window, check_layout, close_at, far_ahead, window_name
+from agenteval.monitor.windows import Window, check_layout
 from agenteval.monitor.writing import Item, Scored, WindowSet
 from agenteval.rundir.lock import RunLock
 from agenteval.scoring.apply import Scorers
@@ -128,8 +128,25 @@ class Monitor:
         self._wal: WriteAheadLog | None = None
         self._busy = False
         self._write_failing = False
-        self._closing = 0
         self.checker = self._checker()
+        self.closer = self._closer()
+
+    def _closer(self) -> Closer:
+        closer = Closer(
+            self.store,
+            self.checker,
+            self.staging,
+            self.metrics,
+            self._say,
+            self._pool,
+            close_delay_s=self.config.close_delay_s,
+        )
+        closer.on_alert = self._alerted
+        return closer
+
+    def _alerted(self, rec: dict[str, Any]) -> None:
+        if self.on_alert is not None:
+            self.on_alert(rec)
 
     def _checker(self) -> Checker:
         c = self.config
@@ -177,6 +194,7 @@ class Monitor:
             ) from None
         self._journal = Journal(self.state, int(self.config.horizon_s))
         self.checker = self._checker()
+        self.closer = self._closer()
         self.tracker.remember(self._journal.done_ids(time.time()), time.monotonic())
         wal, frames = WriteAheadLog.open(
             self.state / "wal",
@@ -209,7 +227,7 @@ class Monitor:
             pending_spans=lambda: self.tracker.spans,
             wal_segments=lambda: self.wal.depth,
             wal_bytes=lambda: self.wal.total_bytes,
-            windows_open=lambda: len(self.windows) + len(self.parked) + self._closing,
+            windows_open=lambda: self.closer.open_count,
             wal_corrupt_frames=lambda: self.wal.corrupt_frames,
         )
 
@@ -347,7 +365,7 @@ class Monitor:
                 await wal.roll()
             self._release_segments()
             self.tracker.forget(time.monotonic())
-            await self._close_due()
+            await self.closer.close_due()
         finally:
             self._busy = False
 
@@ -381,42 +399,6 @@ class Monitor:
                 self.on_scored(*item)
         return True
 
-    async def _close_due(self) -> None:
-        loop = asyncio.get_running_loop()
-        now = time.time()
-        delay, ws = self.config.close_delay_s, self.config.window_s
-        holding = self.staging.holding(ws)
-        closing: list[Window | int] = [
-            w
-            for w in self.windows.values()
-            if now >= close_at(w.start, ws, w.last_write, delay, now) and w.start not in holding
-        ]
-        closing += [
-            s
-            for s, last in self.parked.items()
-            if now >= close_at(s, ws, last, delay, now) and s not in holding
-        ]
-        for w in closing:
-            if isinstance(w, Window):
-                del self.windows[w.start]
-            else:  # set aside: taken up again, then closed (one at a time)
-                self.parked.pop(w)
-            self._closing += 1  # counted in windows_open until it is closed and gated
-            try:
-                rec = await loop.run_in_executor(self._pool, self._close, w)
-            except (OSError, InputError) as e:  # the window stays as written; said once
-                name = window_name(w.start if isinstance(w, Window) else w, ws)
-                self._say(f"agenteval monitor: window {name} not closed cleanly: {e}")
-                continue
-            finally:
-                self._closing -= 1
-            self.metrics.windows_closed += 1
-            if rec is not None:
-                self.metrics.alerts += 1
-                self._say(alerts.alert_line(rec))
-                if self.on_alert is not None:
-                    self.on_alert(rec)
-
     def _count(self, got: Scored) -> None:
         m = self.metrics
         m.traces_scored += got.scored
@@ -431,14 +413,6 @@ class Monitor:
         for seq in list(wal.sizes):
             if seq != wal.current and not self.tracker.segment_refs.get(seq):
                 wal.release(seq)
-
-    def _close(self, w: Window | int) -> dict[str, Any] | None:
-        """In the scoring thread: close the window, gate it (not a window far ahead of
-        the clock: a broken clock's window is gated when its time comes, if ever)."""
-        run_dir, name, start = self.store.close(w)
-        if far_ahead(start, self.config.window_s, time.time()):
-            return None
-        return self.checker.check(run_dir, name)
 
     def reopen_unfinished(self) -> None:
         """At start-up (:meth:`~agenteval.monitor.checking.Checker.reopen_unfinished`)."""
