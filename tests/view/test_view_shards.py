@@ -23,7 +23,7 @@ from agenteval.report.terminal import fmt_rate
 from agenteval.rundir import DatasetRef, RunHeader, RunWriter, iter_trials, write_cases
 from agenteval.summary.compute import summarize
 from agenteval.trials.trial import Failure, Trial
-from agenteval.view.catalog import find_run_dirs
+from agenteval.view.catalog import RunState, find_run_dirs
 from agenteval.view.shards import ShardedIndex
 
 HOUR = 3600
@@ -294,3 +294,28 @@ def test_the_index_of_growing_shards_is_what_report_reads(
         finally:
             for w in writers:
                 w.close()
+
+
+def test_shards_that_disagree_mark_the_window_broken_naming_the_shard(tmp_path: Path) -> None:
+    window = _window(tmp_path / "w")
+    head = json.loads((window / "b" / "run.json").read_text())
+    head["scorers"] = []
+    (window / "b" / "run.json").write_text(json.dumps(head))
+    run = RunState("w", window)
+    run.refresh()
+    assert run.error is not None
+    assert f"{window / 'b' / 'run.json'}: is a shard with another scorers than shard a" in (
+        run.error
+    )
+    assert run.summary() == (None, run.error)
+
+
+def test_runs_df_lists_a_window_of_shards_as_one_run(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from agenteval.frames import runs_df
+
+    window = _window(tmp_path / "mon" / "2026-12-02T01")
+    df = runs_df(tmp_path)
+    assert list(df["run"]) == ["mon/2026-12-02T01"]
+    assert int(df["trials"].iloc[0]) == summarize(window).trials == 5
