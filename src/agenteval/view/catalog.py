@@ -1,8 +1,9 @@
 """The runs under one folder: found by walking it, read lazily, re-read when they change.
 
 :func:`find_run_dirs` lists every run directory under a root (a folder holding ``run.json``
-or ``trials.jsonl``; the walk does not enter run directories, hidden folders or symlinked
-folders). :class:`Catalog` maps each one to a *key*, its path relative to the root
+or ``trials.jsonl``, or a window of ``monitor --replica`` shards, read as one run:
+:mod:`agenteval.view.shards`; the walk does not enter run directories, hidden folders or
+symlinked folders). :class:`Catalog` maps each one to a *key*, its path relative to the root
 (``.`` for the root itself), and keeps a :class:`RunState` per key. A key from a URL is
 only ever looked up in that map: a path given by a client is never joined to the root.
 
@@ -24,11 +25,13 @@ from agenteval._util.regular import not_regular, open_regular
 from agenteval.cases.case import Case, case_from_run
 from agenteval.errors import InputError
 from agenteval.rundir import CASES, HEADER, TRIALS, RunHeader, read_header
+from agenteval.rundir.header import shard_dirs
 from agenteval.rundir.lock import RunLock
 from agenteval.summary.compute import summarize
 from agenteval.summary.model import Summary
 from agenteval.summary.sources import case_tags
 from agenteval.view.index import TrialIndex
+from agenteval.view.shards import ShardedIndex, sharded
 
 RESCAN_S = 2.0
 """The folder is walked again at most this often (seconds)."""
@@ -48,18 +51,35 @@ def find_run_dirs(root: str | Path) -> list[Path]:
                 found.append(Path(dirpath))
             dirnames[:] = []
             continue
+        shards = sharded(Path(dirpath))
+        if shards:  # one run: its shards are not listed on their own
+            if not any(_escapes(s, inside) for s in shards):
+                found.append(Path(dirpath))
+            dirnames[:] = []
+            continue
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
     return sorted(found)
 
 
 def _escapes(run_dir: Path, root: Path) -> bool:
-    """True when a file of the run is a symbolic link to somewhere outside ``root``: the
-    viewer serves only what lies under the folder it was given."""
+    """True when a file of the run is a symbolic link to somewhere outside ``root`` (or
+    the run itself is, a shard linked into its window): the viewer serves only what lies
+    under the folder it was given."""
+    if run_dir.is_symlink() and not run_dir.resolve().is_relative_to(root):
+        return True
     for name in (HEADER, TRIALS, CASES):
         p = run_dir / name
         if p.is_symlink() and not p.resolve().is_relative_to(root):
             return True
     return False
+
+
+def _shards_now(run_dir: Path) -> list[Path]:
+    """The shards of a run found sharded before, listed without reading them ([] for a
+    run with its own files, as :func:`~agenteval.view.shards.sharded` says)."""
+    if (run_dir / HEADER).exists() or (run_dir / TRIALS).exists():
+        return []
+    return shard_dirs(run_dir)
 
 
 def _sig(path: Path) -> tuple[int, int, int] | None:
@@ -76,11 +96,13 @@ class RunState:
     def __init__(self, key: str, path: Path) -> None:
         self.key = key
         self.path = path
+        self.shards = sharded(path)
+        """The shards of a sharded run (:mod:`agenteval.view.shards`), else []."""
         self.header: RunHeader | None = None
         self.header_error: str | None = None
         self.cases_error: str | None = None
         self.tags: dict[str, tuple[str, ...]] = {}
-        self.index = TrialIndex(path)
+        self.index = ShardedIndex(self.shards) if self.shards else TrialIndex(path)
         self.lock = threading.Lock()
         self._header_sig: object = False
         self._cases_sig: object = False
@@ -100,7 +122,17 @@ class RunState:
     @property
     def loading(self) -> bool:
         """True while the run is still being read in the background (see :meth:`refresh`)."""
-        return self.index.pending or self._cases_sig != _sig(self.path / CASES)
+        return self.index.pending or self._cases_sig != self._sig_of(CASES)
+
+    def _files(self, name: str) -> list[Path]:
+        """The run's file ``name``: its own, or each shard's."""
+        return [s / name for s in self.shards] if self.shards else [self.path / name]
+
+    def _sig_of(self, name: str) -> object:
+        return tuple(_sig(p) for p in self._files(name))
+
+    def _not_regular(self, name: str) -> str | None:
+        return next((p for p in map(not_regular, self._files(name)) if p is not None), None)
 
     def refresh(self, budget: int | None = None) -> bool:
         """Re-read what changed on disk; True when trials were added (or re-read).
@@ -110,10 +142,10 @@ class RunState:
         over a very large run answers at once with what is read so far. None: read all.
         """
         with self.lock:
-            sig = _sig(self.path / HEADER)
+            sig = self._sig_of(HEADER)
             if sig != self._header_sig:
                 self._header_sig = sig
-                problem = not_regular(self.path / HEADER)
+                problem = self._not_regular(HEADER)
                 try:
                     if problem is not None:  # a FIFO would block the read: broken
                         self.header, self.header_error = None, problem
@@ -127,14 +159,15 @@ class RunState:
         return added
 
     def _read_tags(self) -> None:
-        sig = _sig(self.path / CASES)
+        sig = self._sig_of(CASES)
         if sig == self._cases_sig:
             return
-        problem = not_regular(self.path / CASES)  # a FIFO would block the read: broken
+        problem = self._not_regular(CASES)  # a FIFO would block the read: broken
         try:  # read outside the lock: pages keep answering meanwhile
             tags, error = ({}, problem) if problem else (case_tags(self.path) or {}, None)
         except (InputError, OSError, UnicodeDecodeError) as e:
-            tags, error = {}, f"{self.path / CASES}: {e}"
+            where = self.path / CASES if not self.shards else self.path
+            tags, error = {}, f"{where}: {e}"
         with self.lock:
             self.tags, self.cases_error, self._cases_sig = tags, error, sig
 
@@ -172,22 +205,26 @@ class RunState:
 
     def case(self, case_id: str) -> Case | None:
         """The case ``case_id`` from the run's cases snapshot, or None (no snapshot, no
-        such case, or a line that does not validate)."""
-        try:
-            with open_regular(self.path / CASES) as f:
-                for line in f:
-                    try:
-                        d = from_json(line)
-                    except ValueError:
-                        continue
-                    if isinstance(d, dict) and d.get("id") == case_id:
+        such case, or a line that does not validate; a sharded run: the last shard's
+        snapshot that has it, as ``agenteval report`` reads them)."""
+        found: Case | None = None
+        for path in self._files(CASES):
+            try:
+                with open_regular(path) as f:
+                    for line in f:
                         try:
-                            return case_from_run(d)  # never imports code the run names
+                            d = from_json(line)
                         except ValueError:
-                            return None
-        except OSError:
-            return None
-        return None
+                            continue
+                        if isinstance(d, dict) and d.get("id") == case_id:
+                            try:  # never imports code the run names
+                                found = case_from_run(d)
+                            except ValueError:
+                                found = None
+                            break
+            except OSError:
+                continue
+        return found
 
     def writing(self) -> str | None:
         """Who is writing the run now (pid, command, start), or None."""
@@ -246,6 +283,8 @@ class Catalog:
                 for d in find_run_dirs(self.root):
                     key = d.relative_to(self.root).as_posix()
                     old = self.runs.get(key)
+                    if old is not None and old.shards != _shards_now(d):  # a replica came/went
+                        old = None
                     fresh[key] = old if old is not None else RunState(key, d)
                 self.runs = fresh
             return self.runs

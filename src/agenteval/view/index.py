@@ -137,6 +137,11 @@ class TrialIndex:
         self.pending = False
         """True when the last :meth:`refresh` stopped at its byte budget: more to read."""
 
+    @property
+    def read_bytes(self) -> int:
+        """Bytes of the file indexed so far (up to the end of the last complete line)."""
+        return self._done
+
     def _reset(self) -> None:
         self.__init__(self.path.parent)  # type: ignore[misc]
 
@@ -257,34 +262,47 @@ class TrialIndex:
         text: str = "",
         tags: Mapping[str, Iterable[str]] | None = None,
     ) -> list[int]:
-        """Indices of the trials that match every filter given (an empty one matches all).
+        """Indices of the trials that match every filter given (:func:`filter_rows`)."""
+        return filter_rows(self.rows, failed=failed, tag=tag, cause=cause, text=text, tags=tags)
 
-        ``failed``: a scorer name (the trial's score is ``failed``), or ``*`` for any
-        scorer. ``tag``: the trial's case has that tag (``tags``: case id → tags). ``cause``:
-        the trial failed with that cause, ``*`` for any, ``-`` for none. ``text``:
-        case-insensitive substring of the case id, the failure message, a tag, or the
-        first :data:`PREVIEW_CHARS` characters of the answer.
-        """
-        tags = tags or {}
-        needle = text.casefold()
-        out: list[int] = []
-        for i, r in enumerate(self.rows):
-            if failed and (not r.failed if failed == "*" else failed not in r.failed):
-                continue
-            if cause:
-                if cause == "*":
-                    if r.cause is None:
-                        continue
-                elif cause == "-":
-                    if r.cause is not None:
-                        continue
-                elif r.cause != cause:
+
+def filter_rows(
+    rows: list[Row],
+    *,
+    failed: str = "",
+    tag: str = "",
+    cause: str = "",
+    text: str = "",
+    tags: Mapping[str, Iterable[str]] | None = None,
+) -> list[int]:
+    """Indices of the ``rows`` that match every filter given (an empty one matches all).
+
+    ``failed``: a scorer name (the trial's score is ``failed``), or ``*`` for any
+    scorer. ``tag``: the trial's case has that tag (``tags``: case id → tags). ``cause``:
+    the trial failed with that cause, ``*`` for any, ``-`` for none. ``text``:
+    case-insensitive substring of the case id, the failure message, a tag, or the
+    first :data:`PREVIEW_CHARS` characters of the answer.
+    """
+    tags = tags or {}
+    needle = text.casefold()
+    out: list[int] = []
+    for i, r in enumerate(rows):
+        if failed and (not r.failed if failed == "*" else failed not in r.failed):
+            continue
+        if cause:
+            if cause == "*":
+                if r.cause is None:
                     continue
-            if tag and tag not in tags.get(r.case_id, ()):
-                continue
-            if needle:
-                hay = "\n".join((r.case_id, r.message, r.preview, *tags.get(r.case_id, ())))
-                if needle not in hay.casefold():
+            elif cause == "-":
+                if r.cause is not None:
                     continue
-            out.append(i)
-        return out
+            elif r.cause != cause:
+                continue
+        if tag and tag not in tags.get(r.case_id, ()):
+            continue
+        if needle:
+            hay = "\n".join((r.case_id, r.message, r.preview, *tags.get(r.case_id, ())))
+            if needle not in hay.casefold():
+                continue
+        out.append(i)
+    return out
