@@ -124,8 +124,7 @@ def test_two_step_trajectory_with_ids_usage_tools_and_scores(run: Any) -> None:
     # "Ada"; the call's arguments come from the model's tool call with the same id
     assert _calls(t) == [
         ("find_customer", {"name": "Ada"}, {"id": 3, "name": "Ada"}, None),
-        # the tool's int is the text "30" the model saw (a bare JSON number stays text)
-        ("count_orders", {"customer_id": 3}, "30", None),
+        ("count_orders", {"customer_id": 3}, 30, None),
     ]
     length = len(CASES[0]["input"])
     assert [c["id"] for c in t["tool_calls"]] == [f"call_0_{length}", f"call_1_{length}"]
@@ -186,7 +185,7 @@ def test_a_handled_tool_error_is_an_error_and_the_run_goes_on(run: Any) -> None:
     assert t["failure"] is None and t["output"] == "done: 20"
     assert _calls(t) == [
         ("find_customer", {"name": "crash"}, None, "ValueError: customer database is down"),
-        ("count_orders", {"customer_id": 2}, "20", None),
+        ("count_orders", {"customer_id": 2}, 20, None),
     ]
     execution = t["scores"]["tool_execution"]
     assert execution["value"] == 0.0 and execution["reason"].startswith("1 of 2 calls")

@@ -291,8 +291,7 @@ def test_langsmith_and_pydantic_ai_v2_attribute_names(spans: Any) -> None:
     t = spans(build)
     assert [(c.name, c.arguments, c.result) for c in t.tool_calls] == [
         ("search_docs", {"query": "refunds"}, {"output": "14 days"}),
-        # a bare JSON number stays the text the model saw (as on every message path)
-        ("calc", {"expr": "2+2"}, "4"),
+        ("calc", {"expr": "2+2"}, 4),
     ]
     assert [(u.model, u.input_tokens, u.output_tokens) for u in t.usage] == [("claude-x", 5, 6)]
 

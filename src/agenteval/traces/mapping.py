@@ -48,9 +48,11 @@ A **tool span** becomes one call, in span start order:
 - a span that has not ended is a call with error ``"unfinished: ..."``;
 - ``started_at`` and ``duration_s`` come from the span's times.
 
-Attribute values holding JSON text are parsed; other text is kept as text. A tool result
-is parsed only when it is a JSON object, array or string: a bare ``true``, ``false``,
-``null`` or number stays the text the model saw, as on every message path.
+Attribute values holding JSON text are parsed; other text is kept as text. So a tool
+span's result ``"30"`` is the number 30 (the tool's value, serialised), while a message
+path (a transcript, the proxy, a model span's ``tool_call_response``) keeps the text the
+model was sent, ``"30"``: a bare JSON literal is the one result the two kinds of path
+read differently, by design.
 
 When the spans hold **no tool span at all** (only model spans are instrumented), the calls
 are read from the model spans' messages instead: every ``tool_call`` part of an output
@@ -197,14 +199,12 @@ class _Own:
 
 
 def _result_value(v: Any) -> Any:
-    """A tool result as the model saw it: JSON text of an object, array or string is parsed
-    (instrumentations serialise the tool's value); a bare ``true``, ``false``, ``null`` or
-    number stays the text, as every message path (transcripts, the proxy, model spans) keeps
-    it, so the text ``"null"`` is never mistaken for no result. So does text holding
-    ``NaN``, ``Infinity`` or a number too large for a float (``[NaN, 1e999]``, Python's
-    ``json.dumps`` of floats JSON cannot hold): parsed, it would be written ``[null, null]``."""
-    if isinstance(v, str) and v.strip()[:1] not in ("{", "[", '"'):
-        return v
+    """A tool result from a span attribute: JSON text is the tool's value serialised (the
+    GenAI conventions' ``gen_ai.tool.call.result``, PydanticAI's ``tool_response``, what
+    ``export-otel`` writes), so it is parsed: ``"30"`` is 30, ``'{"a": 1}'`` an object.
+    Text holding ``NaN``, ``Infinity`` or a number too large for a float stays the text
+    (``[NaN, 1e999]``, Python's ``json.dumps`` of floats JSON cannot hold): parsed, it
+    would be written ``[null, null]``."""
     got = json_value(v)
     return v if isinstance(v, str) and got is not v and not _finite(got) else got
 
