@@ -385,3 +385,40 @@ def test_a_full_disk_is_exit_5_in_one_line() -> None:
     assert code == 5, err
     assert "Traceback" not in err and len(lines) == 1, err
     assert "No space left on device" in lines[0] and "--resume" not in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n",
+            "agenteval proxy: request not read: Invalid character in Content-Length",
+        ),
+        (
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(range(32)) + b"\x00" * 40,
+            "agenteval proxy: request not read: Received HTTPS traffic on an HTTP port",
+        ),
+    ],
+    ids=["content-length", "tls-handshake"],
+)
+def test_bytes_that_are_not_http_are_a_400_and_one_line_not_a_traceback(
+    raw: bytes, said: str, capfd: Any
+) -> None:
+    told: list[str] = []
+
+    async def main() -> tuple[bytes, int]:
+        # the upstream is never reached: the request is refused before any route
+        proxy = await RecordingProxy("http://127.0.0.1:9/v1", say=told.append).start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(raw)
+            answer = await reader.read(200)
+            writer.close()
+        finally:
+            await proxy.close()
+        return answer, proxy.requests_not_read
+
+    answer, counted = asyncio.run(main())
+    assert answer.split(b" ")[1] == b"400" and counted == 1
+    assert told == [said]
+    assert "Traceback" not in capfd.readouterr().err

@@ -33,6 +33,7 @@ from typing import IO, Any
 from agenteval._util.outpaths import check_out_files
 from agenteval._util.secrets import redact_url
 from agenteval.cli import cache_args
+from agenteval.cli._common import say
 from agenteval.errors import EXIT_OK, InputError, RunWriteError
 
 
@@ -118,6 +119,7 @@ async def _serve(
         labels=True,
         allow_hosts=allow_hosts,
         cache=replay,
+        say=say,
     )
     try:
         await proxy.start()

@@ -66,6 +66,8 @@ from aiohttp import web
 from yarl import URL
 
 from agenteval._util.hosts import HostCheck
+from agenteval._util.net import request_error_log
+from agenteval._util.say import Say, log_warning
 from agenteval._util.secrets import Redactor, header_secrets, redact_url, url_secrets
 from agenteval.llm.recorder import AgentFailure
 from agenteval.llm.replay import ReplayCache
@@ -99,8 +101,13 @@ class RecordingProxy:
         labels: bool = False,
         allow_hosts: tuple[str, ...] = (),
         cache: ReplayCache | None = None,
+        say: Say = log_warning,
     ) -> None:
         self.cache = cache
+        self._say = say
+        self.requests_not_read = 0
+        """Requests that were not HTTP the server could read (answered 400, told in one
+        line each: never aiohttp's traceback)."""
         base = URL(upstream.rstrip("/"))
         self.upstream = str(base.with_user(None).with_password(None)) if base.user else str(base)
         self._basic = (
@@ -143,12 +150,17 @@ class RecordingProxy:
         app = web.Application(client_max_size=1 << 30, middlewares=[self._host_check])
         app.router.add_route("*", "/t/{token}/{rest:.*}", self._trial_route)
         app.router.add_route("*", "/{rest:.*}", self._plain_route)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        refused = request_error_log("agenteval.proxy", self._not_read)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0, logger=refused)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         await site.start()
         self.port = int(self._runner.addresses[0][1])
         return self
+
+    def _not_read(self, _status: int, line: str) -> None:
+        self.requests_not_read += 1
+        self._say(f"agenteval proxy: {line}")
 
     async def close(self) -> None:
         """Stop listening and close the upstream connections."""
