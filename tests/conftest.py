@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import forkrun
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytest_plugins = ["pytester"]  # tests/testing/: the pytest plugin, run in a pytest of its own
@@ -51,6 +53,9 @@ def cli():  # type: ignore[no-untyped-def]
 # must stay under 108 bytes) and removed when the worker ends.
 
 _TMP_ROOT: Path | None = None
+# ``python -m agenteval`` started by subprocess.run is forked from a server that has made
+# its imports once (tests/forkrun.py says what is routed and why it is the same command)
+_FORK_SERVER: forkrun.ForkServer | None = None
 _TMP_SEQ = count()
 
 
@@ -58,6 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     global _TMP_ROOT
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     _TMP_ROOT = Path(tempfile.mkdtemp(prefix=f"ae-{worker}-"))
+    global _FORK_SERVER
+    if os.environ.get("AGENTEVAL_TEST_FORKRUN", "1") != "0":
+        _FORK_SERVER = forkrun.ForkServer(_TMP_ROOT)
+        forkrun.install(_FORK_SERVER)
     if worker == "main":  # the xdist controller (or a run without -n), before any worker
         _compile_this_checkout()
 
@@ -79,6 +88,8 @@ def _compile_this_checkout() -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if _FORK_SERVER is not None:
+        _FORK_SERVER.stop()
     if _TMP_ROOT is not None:
         shutil.rmtree(_TMP_ROOT, ignore_errors=True)
 
