@@ -96,7 +96,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("monitor/export.py", "--export-otlp"): _TODO + " (the monitor's log line)",
     ("monitor/export.py", "--export-phoenix"): _TODO + " (the monitor's log line)",
     ("monitor/service.py", "--out"): _TODO + " (the monitor's log line)",
-    ("monitor/service.py", "--max-pending-spans"): _TODO + " (the monitor's log line)",
+    ("monitor/replay.py", "--max-pending-spans"): _TODO + " (the monitor's log line)",
     ("monitor/checking.py", "--baseline"): _TODO + " (the monitor's log line)",
     ("monitor/judging.py", "--judge-sample"): _RECORDED + " (a not-judged score's reason)",
     ("monitor/judging.py", "--judge-max-usd-per-hour"): _RECORDED
