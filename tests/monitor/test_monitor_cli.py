@@ -81,6 +81,7 @@ def test_a_directory_another_monitor_uses_is_exit_2(
     with served(MonitorConfig(out=tmp_path, tick_s=0.05)):
         code, err = _err(capsys, "--listen", "127.0.0.1:0", "--out", str(tmp_path))
     assert code == 2 and "is used by another agenteval monitor" in err
+    assert err.rstrip().endswith("; stop it, or give another --out")  # the flag, not the field
     assert err.count("\n") == 1
 
 

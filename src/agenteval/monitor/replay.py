@@ -16,6 +16,7 @@ import asyncio
 import time
 
 from agenteval._util.say import Say
+from agenteval.errors import FieldName, NamedText
 from agenteval.monitor.journal import Journal
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import Tracker
@@ -127,9 +128,12 @@ class Replay:
             )
         if early:
             self._say(
-                f"agenteval monitor: scored {len(early)} traces during the replay, before the"
-                f" end of the log, to stay within --max-pending-spans"
-                f" {self.max_pending_spans}"
+                NamedText(
+                    f"agenteval monitor: scored {len(early)} traces during the replay, before"
+                    " the end of the log, to stay within ",
+                    FieldName("max_pending_spans"),
+                    f" {self.max_pending_spans}",
+                )
             )
 
     def make_room(self) -> list[str]:

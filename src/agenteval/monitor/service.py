@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agenteval._util.say import Say, log_warning
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.monitor.checking import Checker
 from agenteval.monitor.closing import Closer
 from agenteval.monitor.config import MonitorConfig
@@ -189,7 +189,10 @@ class Monitor:
             if holder is None:
                 raise
             raise InputError(
-                f"is used by another agenteval monitor ({holder}); stop it, or give another --out",
+                (
+                    f"is used by another agenteval monitor ({holder}); stop it, or give another ",
+                    FieldName("out"),
+                ),
                 file=self.config.out,
             ) from None
         self._journal = Journal(self.state, int(self.config.horizon_s))
