@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 
 from agenteval._util.say import Say
 from agenteval.errors import FieldName, NamedText
@@ -78,27 +79,17 @@ def damage(wal: WriteAheadLog) -> list[str]:
     return lines
 
 
+@dataclass
 class Replay:
-    """The frames of the log back into flight (module docstring), with the monitor's parts:
-    its tracker, staging, windows, done log, counters and log."""
+    """The frames of the log back into flight (module docstring), with the monitor's parts."""
 
-    def __init__(
-        self,
-        tracker: Tracker,
-        staging: Staging,
-        store: WindowSet,
-        journal: Journal,
-        metrics: Metrics,
-        say: Say,
-        max_pending_spans: int,
-    ) -> None:
-        self.tracker = tracker
-        self.staging = staging
-        self.store = store
-        self.journal = journal
-        self.metrics = metrics
-        self._say = say
-        self.max_pending_spans = max_pending_spans
+    tracker: Tracker
+    staging: Staging
+    store: WindowSet
+    journal: Journal
+    metrics: Metrics
+    say: Say
+    max_pending_spans: int
 
     def run(self, frames: Logged) -> None:
         """Replay ``frames`` (every valid frame of the log, in order)."""
@@ -122,12 +113,12 @@ class Replay:
             except (ValueError, RecursionError):  # InputError included: checked when logged
                 continue
         if frames:
-            self._say(
+            self.say(
                 f"agenteval monitor: replayed {len(frames)} logged requests ({spans} spans);"
                 f" {len(self.tracker.pending)} traces in flight"
             )
         if early:
-            self._say(
+            self.say(
                 NamedText(
                     f"agenteval monitor: scored {len(early)} traces during the replay, before"
                     " the end of the log, to stay within ",
@@ -143,7 +134,7 @@ class Replay:
         taken = self.tracker.make_room(self.max_pending_spans // 2)
         items, held, notes = self.staging.map(taken, [])
         for note in notes[:5]:
-            self._say(f"agenteval monitor: {note}")
+            self.say(f"agenteval monitor: {note}")
         self.staging.hold(held, time.monotonic())
         try:
             asyncio.get_running_loop()
