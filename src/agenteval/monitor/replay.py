@@ -22,7 +22,7 @@ from agenteval.monitor.journal import Journal
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import Tracker
 from agenteval.monitor.staging import Staging
-from agenteval.monitor.wal import Logged, WriteAheadLog
+from agenteval.monitor.wal import KINDS, Logged, WriteAheadLog
 from agenteval.monitor.writing import WindowSet
 from agenteval.traces.logs import decode_logs_body
 from agenteval.traces.otlp import decode_body
@@ -99,8 +99,8 @@ class Replay:
         for f in frames:
             if self.tracker.spans > self.max_pending_spans:
                 early.update(self.make_room())
-            signal = "traces" if f.kind in (1, 2) else "logs"
-            ctype = "application/json" if f.kind in (1, 3) else "application/x-protobuf"
+            signal, encoding = KINDS[f.kind].split("/")  # a valid frame's kind is known
+            ctype = "application/json" if encoding == "json" else "application/x-protobuf"
             try:
                 if signal == "traces":
                     got = decode_body(f.payload, ctype, "write-ahead log")

@@ -57,7 +57,7 @@ from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import Tracker
 from agenteval.monitor.replay import Replay, add_spans, damage
 from agenteval.monitor.staging import Staging
-from agenteval.monitor.wal import WriteAheadLog
+from agenteval.monitor.wal import KIND_OF, WriteAheadLog
 from agenteval.monitor.windows import Window, check_layout
 from agenteval.monitor.writing import Item, WindowSet
 from agenteval.rundir.lock import RunLock
@@ -70,8 +70,6 @@ __all__ = ["Monitor", "MonitorConfig"]
 
 STATE = ".monitor"
 """The monitor's own files under ``DIR``: ``wal/``, ``done-*.log``, ``checked.log``."""
-JSON_KINDS = {"traces": 1, "logs": 3}
-PROTOBUF_KINDS = {"traces": 2, "logs": 4}
 
 
 class Monitor:
@@ -240,7 +238,7 @@ class Monitor:
     async def ingest_spans(self, body: bytes, json_body: bool, spans: list[SpanRecord]) -> None:
         """Log a decoded ``/v1/traces`` body; return once it is durable and its spans are
         in flight. Raises :class:`~agenteval.monitor.wal.WalFull`."""
-        kind = (JSON_KINDS if json_body else PROTOBUF_KINDS)["traces"]
+        kind = KIND_OF["traces/json" if json_body else "traces/protobuf"]
         self.inflight_spans += len(spans)
         try:
             await self.wal.append(
@@ -253,7 +251,7 @@ class Monitor:
 
     async def ingest_logs(self, body: bytes, json_body: bool, records: list[LogRecord]) -> None:
         """Log a decoded ``/v1/logs`` body (as :meth:`ingest_spans`)."""
-        kind = (JSON_KINDS if json_body else PROTOBUF_KINDS)["logs"]
+        kind = KIND_OF["logs/json" if json_body else "logs/protobuf"]
         self.inflight_spans += len(records)
         try:
             await self.wal.append(
