@@ -51,8 +51,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("view/pages.py", "--max-drop"): _RECORDED + " (the policies as the gate command's options)",
     ("view/pages.py", "--no-new-failures"): _RECORDED + " (the gate command's options)",
     ("cases/calls.py", "--trust-run"): _RECORDED + " (an untrusted matcher's score reason)",
+    ("monitor/checking.py", "--baseline"): _RECORDED + " (an alert's reference, alerts.jsonl)",
     ("cases/case.py", "--user"): "the case model's schema text",
     ("cases/case.py", "--user-endpoint"): "the case model's schema text",
+    ("monitor/judging.py", "--judge-sample"): _RECORDED + " (a not-judged score's reason)",
+    ("monitor/judging.py", "--judge-max-usd-per-hour"): _RECORDED
+    + " (a not-judged score's reason)",
     # other command lines
     **_each(
         "mcp_server/jobs.py",
@@ -90,17 +94,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("run/session.py", "--resume"): _ARGV + ": the command holding the lock, as typed",
     # not yet mapped
     ("_util/hosts.py", "--allow-host"): _TODO + " (an HTTP refusal body)",
-    ("mcp_server/jobs.py", "--allow-run"): _TODO + " (an MCP tool error)",
-    ("mcp_server/server.py", "--allow-run"): _TODO + " (the MCP server's instructions)",
-    # the monitor's log lines (its Say; not InputErrors): not yet NamedText
-    ("monitor/export.py", "--export-otlp"): _TODO + " (the monitor's log line)",
-    ("monitor/export.py", "--export-phoenix"): _TODO + " (the monitor's log line)",
-    ("monitor/service.py", "--out"): _TODO + " (the monitor's log line)",
-    ("monitor/service.py", "--max-pending-spans"): _TODO + " (the monitor's log line)",
-    ("monitor/checking.py", "--baseline"): _TODO + " (the monitor's log line)",
-    ("monitor/judging.py", "--judge-sample"): _RECORDED + " (a not-judged score's reason)",
-    ("monitor/judging.py", "--judge-max-usd-per-hour"): _RECORDED
-    + " (a not-judged score's reason)",
 }
 
 

@@ -78,9 +78,11 @@ def attr(obj: Any, name: str) -> Any:
 class McpClient:
     """A real ``agenteval mcp`` server process and an MCP client session to it."""
 
-    def __init__(self, portal: Any, session: Any) -> None:
+    def __init__(self, portal: Any, session: Any, instructions: str | None = None) -> None:
         self.portal = portal
         self.session = session
+        self.instructions = instructions
+        """What the server said it is for, at initialisation."""
 
     def tools(self) -> list[Any]:
         return list(self.portal.call(self.session.list_tools).tools)
@@ -143,5 +145,5 @@ def mcp_server(runs: Path, *extra: str, cwd: Path | None = None) -> Iterator[Mcp
     ):
         session = ClientSession(read, write)
         with portal.wrap_async_context_manager(session):
-            portal.call(session.initialize)
-            yield McpClient(portal, session)
+            init = portal.call(session.initialize)
+            yield McpClient(portal, session, init.instructions)

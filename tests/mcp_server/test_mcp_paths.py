@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from _mcp_runs import small_folder
 
+from agenteval.cli import FIELD_FLAGS
 from agenteval.errors import InputError
 from agenteval.mcp_server.jobs import REFUSED, Jobs, agent_target
 from agenteval.mcp_server.paths import dataset_file, new_run_dir
@@ -93,9 +94,13 @@ def test_agent_targets(root: Path) -> None:
 
 def test_without_allow_run_nothing_is_started(root: Path) -> None:
     jobs = Jobs(root, allowed=False)
-    with pytest.raises(InputError, match="without --allow-run"):
+    with pytest.raises(InputError, match=r"without allow_run$") as refused:
         jobs.start("small.jsonl", "echo_agent.py:answer", "runs/x")
-    assert REFUSED.endswith("--allow-run") and not (root / "runs").exists() and not jobs.jobs
+    assert not (root / "runs").exists() and not jobs.jobs
+    # a library caller reads the setting; the command line (agenteval mcp) its flag
+    assert refused.value.fields == ("allow_run",) and str(REFUSED) == str(refused.value)
+    shown = refused.value.renamed(FIELD_FLAGS)
+    assert shown is not None and str(shown).endswith("started without --allow-run")
 
 
 def _wait(jobs: Jobs, run: str) -> dict[str, object]:

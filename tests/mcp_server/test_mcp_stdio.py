@@ -50,6 +50,17 @@ def test_the_tools_are_listed_with_their_arguments(server: McpClient) -> None:
     assert attr(tools["start_run"], "input_schema")["required"] == ["dataset", "agent"]
 
 
+def test_the_instructions_name_the_flag_a_library_caller_reads_the_field(
+    server: McpClient, tmp_path: Path
+) -> None:
+    from agenteval.mcp_server.server import build_server
+
+    assert server.instructions is not None
+    assert "only when the server was started with --allow-run.\n" in server.instructions
+    built, _ = build_server(tmp_path)  # no names given: the settings by their fields
+    assert built.instructions == server.instructions.replace("--allow-run", "allow_run")
+
+
 def test_list_runs(server: McpClient) -> None:
     page = server.data("list_runs")
     assert [r["id"] for r in page["runs"]] == ["runs/careful", "runs/sloppy"]
@@ -102,7 +113,7 @@ def test_gate_runs_is_gate_json(server: McpClient, demo_root: Path, tmp_path: Pa
         (
             "gate_runs",
             {"baseline": "runs/careful", "candidate": "runs/sloppy", "alpha": 2},
-            "alpha",
+            "field 'alpha': alpha must be",  # the tool's argument, never the flag --alpha
         ),
         ("start_run", {"dataset": "cases.jsonl", "agent": "x:y"}, "without --allow-run"),
         ("no_such_tool", {}, "no_such_tool"),

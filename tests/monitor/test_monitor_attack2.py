@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 from _judge_fake import FakeJudge, Reply
 
 from agenteval.cli import main
+from agenteval.cli._common import flagged
 from agenteval.judge import Judge, JudgeConfig, load_rubric
 from agenteval.llm.pricing import PriceTable
 from agenteval.monitor import MapOptions, MonitorConfig
@@ -121,6 +122,9 @@ def test_a_broken_week_earlier_window_falls_back_to_the_baseline(tmp_path: Path)
     ]
     broken = [x for x in said if window_name(EARLIER, 3600) in x and "cannot be read" in x]
     assert len(broken) == 1, said
+    # the library's line names the setting; the command line shows its flag
+    assert broken[0].endswith("; gated against baseline"), broken
+    assert flagged(broken[0]).endswith("; gated against --baseline")
     assert not [x for x in said if "not closed cleanly" in x]
 
 

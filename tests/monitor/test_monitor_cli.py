@@ -81,6 +81,7 @@ def test_a_directory_another_monitor_uses_is_exit_2(
     with served(MonitorConfig(out=tmp_path, tick_s=0.05)):
         code, err = _err(capsys, "--listen", "127.0.0.1:0", "--out", str(tmp_path))
     assert code == 2 and "is used by another agenteval monitor" in err
+    assert err.rstrip().endswith("; stop it, or give another --out")  # the flag, not the field
     assert err.count("\n") == 1
 
 
@@ -89,3 +90,27 @@ def test_a_directory_that_cannot_be_made_is_exit_5(capsys: pytest.CaptureFixture
     code, err = _err(capsys, "--listen", "127.0.0.1:0", "--out", "/sys/agenteval-monitor-test")
     assert code == 5 and "cannot write /sys/agenteval-monitor-test" in err
     assert err.count("\n") == 1
+
+
+def test_the_monitor_log_the_command_line_prints_shows_flags_not_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The monitor's lines name settings by field (a library caller has no flags);
+    ``agenteval monitor`` prints them with the flags that set them (FIELD_FLAGS)."""
+    from agenteval.cli.monitor import said
+    from agenteval.monitor.checking import Checker
+    from agenteval.monitor.journal import Journal
+
+    (tmp_path / ".monitor").mkdir()
+    journal = Journal(tmp_path / ".monitor", 600)
+    checker = Checker(
+        tmp_path, 3600, journal, said, baseline=None, week_earlier=True, alpha_per_day=0.05
+    )
+    _, why = checker.reference(tmp_path, 7 * 86400)
+    assert why.endswith(" and no baseline")  # the field, for a library caller
+    said(why)
+    said("plain text")
+    assert capsys.readouterr().err.splitlines() == [
+        why.replace(" and no baseline", " and no --baseline"),
+        "plain text",
+    ]

@@ -119,3 +119,21 @@ def test_scores_go_to_the_backend_on_their_own_traces_as_export_otel_words_them(
         return {k: sorted(json.dumps(e, sort_keys=True) for e in v) for k, v in d.items()}
 
     assert canon(mine) == canon(theirs)
+
+
+@pytest.mark.parametrize(
+    ("phoenix", "flag"), [(False, "--export-otlp"), (True, "--export-phoenix")]
+)
+def test_the_give_up_line_names_the_setting_and_the_cli_shows_its_flag(
+    phoenix: bool, flag: str
+) -> None:
+    from agenteval.cli._common import flagged
+    from agenteval.monitor.export import EvaluationExport
+
+    export = EvaluationExport("http://collector:4318", print, attempts=3, phoenix=phoenix)
+    line = export.gave_up([{}, {}])
+    field = flag.removeprefix("--").replace("-", "_")
+    path = "/v1/span_annotations?sync=true" if phoenix else "/v1/logs"
+    tail = f" http://collector:4318{path}: dropped 2 evaluations after 3 attempts"
+    assert line == f"agenteval monitor: {field}{tail}"  # a library caller's words
+    assert flagged(line) == f"agenteval monitor: {flag}{tail}"  # the command line's

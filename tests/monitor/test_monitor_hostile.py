@@ -176,6 +176,39 @@ def test_requests_that_are_not_http_are_one_line_each_never_a_traceback(
     assert "Traceback" not in capfd.readouterr().err
 
 
+_TLS_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(range(32)) + b"\x00" * 40
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (_TLS_HELLO, "Received HTTPS traffic on an HTTP port"),
+        (b"\x1b[2J\x1b[31mPWNED\x07 /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", ""),
+    ],
+    ids=["tls-handshake", "bad-method"],
+)
+def test_a_tls_handshake_or_a_bad_first_line_is_one_escaped_line_as_at_the_receiver(
+    tmp_path: Path, raw: bytes, said: str
+) -> None:
+    """aiohttp logs these at debug level: the monitor's own copy of the receiver's log
+    reader heard only warnings, so an exporter given https:// for this port was answered
+    400 with no line and no count. The monitor now reads aiohttp's log with the receiver's
+    (agenteval._util.net.request_error_log): one line, counted, control characters
+    escaped."""
+    import socket
+
+    with served(_config(tmp_path)) as m:
+        port = int(m.endpoint.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(raw)
+            assert b" 400 " in sock.recv(100).split(b"\r\n")[0]
+        wait_for(lambda: len(m.said) == 1, what="one line")
+        assert m.monitor.metrics.requests[("http", 400)] == 1
+    (line,) = m.said
+    assert line.startswith(f"agenteval monitor: HTTP 400: request not read: {said}"), line
+    assert all(32 <= ord(c) < 127 for c in line), line  # no escape reaches a terminal
+
+
 @pytest.mark.parametrize("kind", ["symlink", "directory"])
 def test_a_log_segment_that_is_not_a_regular_file_is_refused_and_nothing_is_cut(
     tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]

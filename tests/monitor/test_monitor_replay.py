@@ -88,6 +88,7 @@ def test_a_second_monitor_on_the_same_directory_is_refused(tmp_path: Path) -> No
     with served(_config(tmp_path)), pytest.raises(InputError) as e, served(_config(tmp_path)):
         pass
     assert "is used by another agenteval monitor" in str(e.value)
+    assert str(e.value).endswith("give another out") and e.value.fields == ("out",)
 
 
 REFUSING = """

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from monitor_harness import agent_trace, all_trials, otlp_json, served, wait_for
 
+from agenteval.cli._common import flagged
 from agenteval.monitor import MonitorConfig
 from agenteval.monitor.pending import Tracker
 from agenteval.monitor.wal import WriteAheadLog, encode_frame
@@ -74,4 +75,7 @@ def test_a_replay_past_the_bound_scores_as_it_goes_and_keeps_every_trace_once(
     assert whole["output"] == "The answer is 42"
     cut = next(t for t in all_trials(out) if t["metadata"]["trace_id"] == f"{301:032x}")
     assert cut["tool_calls"] == [] and late == 1  # scored without it; the span counted
-    assert any("during the replay" in x and "--max-pending-spans 40" in x for x in said), said
+    # the line names the setting; the command line shows it as its flag
+    (line,) = [x for x in said if "during the replay" in x]
+    assert line.endswith("to stay within max_pending_spans 40"), line
+    assert flagged(line).endswith("to stay within --max-pending-spans 40")

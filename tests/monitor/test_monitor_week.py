@@ -17,6 +17,7 @@ import pytest
 from monitor_harness import agent_trace, otlp_json, post, served, wait_for
 
 from agenteval.cli import main
+from agenteval.cli._common import flagged
 from agenteval.monitor import MonitorConfig
 from agenteval.monitor.checking import Checker
 from agenteval.monitor.journal import Journal
@@ -69,11 +70,14 @@ def test_a_window_is_gated_against_the_same_window_a_week_earlier(tmp_path: Path
     assert checked == [window_name(EARLIER, 3600), window_name(TARGET, 3600)]  # once each
     # the earlier window had no week before it and no --baseline: said once, not gated
     none = [x for x in said if "not gated" in x]
-    assert none == [
+    line = (
         f"agenteval monitor: window {window_name(EARLIER, 3600)} not gated: no closed window"
         f" a week earlier ({window_name(EARLIER - WEEK, 3600)}) and no --baseline (said once:"
         " windows without a reference are not gated)"
-    ]
+    )
+    # the library names the setting, the command line its flag
+    assert none == [line.replace("no --baseline", "no baseline")]
+    assert flagged(none[0]) == line
 
 
 def _baseline(tmp_path: Path) -> Path:
@@ -134,7 +138,8 @@ def test_a_window_length_that_does_not_divide_a_week_has_no_week_earlier_window(
         tmp_path, 2 * 86400, journal, said.append, baseline=None, week_earlier=True,
         alpha_per_day=0.05,
     )  # fmt: skip
-    assert two_days.reference(tmp_path, 0) == (None, "no week-earlier window and no --baseline")
+    assert two_days.reference(tmp_path, 0) == (None, "no week-earlier window and no baseline")
+    assert flagged(two_days.reference(tmp_path, 0)[1]).endswith("and no --baseline")
     hourly = Checker(
         tmp_path, 3600, journal, said.append, baseline=None, week_earlier=True,
         alpha_per_day=0.05,

@@ -122,6 +122,11 @@ FIELD_FLAGS = {
     "otlp_wait": "--otlp-wait",
     "window": "--window",
     "replica": "--replica",
+    "max_pending_spans": "--max-pending-spans",
+    "baseline": "--baseline",
+    "export_otlp": "--export-otlp",
+    "export_phoenix": "--export-phoenix",
+    "allow_run": "--allow-run",
 }
 """The fields the layers below name in an InputError, as the flags that set them (an error
 below the command line names the field; the command line says the flag)."""

@@ -15,8 +15,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from agenteval.cli import FIELD_FLAGS
 from agenteval.errors import InputError
 
+SERVER_FIELDS = ("allow_run",)
+"""The settings of the server the MCP server's text names (its instructions, start_run's
+refusal), shown by their flags."""
 INSTALL = "agenteval mcp needs the 'mcp' package: pip install -e '.[mcp]'"
 
 
@@ -54,4 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if e.name is not None and (e.name == "mcp" or e.name.startswith("mcp.")):
             raise InputError(INSTALL) from None
         raise
-    return serve(args.runs, allow_run=args.allow_run)
+    # the server's own setting by its flag; not the rest of FIELD_FLAGS: a tool's error
+    # naming its argument (alpha, agent) names the argument, not a flag
+    names = {field: FIELD_FLAGS[field] for field in SERVER_FIELDS}
+    return serve(args.runs, allow_run=args.allow_run, names=names)

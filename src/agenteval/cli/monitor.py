@@ -35,10 +35,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agenteval.cli._common import add_scorer_args, build_scorers, say
+from agenteval.cli._common import add_scorer_args, build_scorers, flagged, say
 from agenteval.cli._units import duration, size
 from agenteval.cli.judge_args import add_judge_args, judge_config_from_args
 from agenteval.errors import EXIT_OK, InputError, cannot_write
+
+
+def said(text: str) -> None:
+    """A line of the monitor's log on stderr, the settings it names shown as their flags
+    (``max_pending_spans`` as ``--max-pending-spans``)."""
+    say(flagged(text))
+
 
 _REPLICA = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -349,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
         config.out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise cannot_write(e, config.out, "the monitor's directory") from None
-    monitor = Monitor(config, scorers, say, judge=judge)
+    monitor = Monitor(config, scorers, said, judge=judge)
 
     def ready(endpoint: str) -> None:
         print(f"listening on {endpoint}", flush=True)
@@ -369,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
             export_otlp=args.export_otlp,
             export_phoenix=args.export_phoenix,
             ready=ready,
-            say=say,
+            say=said,
         )
 
     try:

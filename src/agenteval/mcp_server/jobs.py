@@ -24,14 +24,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from agenteval._util.untrusted import strip_unsafe
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError, NamedText
 from agenteval.mcp_server.paths import check_regular, dataset_file, new_run_dir, relative_parts
 
 _MODULE_TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 _FILE_TARGET = re.compile(r"(?P<file>[^:]+\.py):(?P<fn>[A-Za-z_]\w*)")
 MAX_WAIT_S = 600.0
 """Longest a ``start_run`` call waits for its run to finish."""
-REFUSED = "starting runs is off: the server was started without --allow-run"
+REFUSED = NamedText("starting runs is off: the server was started without ", FieldName("allow_run"))
+"""The error of ``start_run`` when runs are off, naming the setting ``allow_run`` (the
+command line says its flag: :func:`agenteval.mcp_server.server.build_server`'s ``names``)."""
 
 
 @dataclass
@@ -110,7 +112,7 @@ class Jobs:
         """Check the arguments and start the run; InputError (nothing started) when they
         are bad or runs are not allowed."""
         if not self.allowed:
-            raise InputError(REFUSED)
+            raise InputError(REFUSED.parts)
         data = dataset_file(dataset, self.root)
         target = agent_target(agent, self.root)
         if name is None or name == "":

@@ -26,12 +26,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import from_json
-
-from agenteval.cases.case import Case
 from agenteval.errors import InputError
 from agenteval.mcp_server.paths import check_run_files
-from agenteval.rundir import CASES
 from agenteval.view.catalog import Catalog, RunState
 
 MAX_PAGE = 100
@@ -75,37 +71,6 @@ def _page(offset: int, limit: int) -> tuple[int, int]:
     if not 1 <= limit <= MAX_PAGE:
         raise InputError(f"limit must be within 1..{MAX_PAGE}, got {limit}", field="limit")
     return offset, limit
-
-
-def _without_calls(value: Any) -> Any:
-    """``value`` with every ``expected_calls`` removed, at any depth (a turn's too)."""
-    if isinstance(value, dict):
-        return {k: _without_calls(v) for k, v in value.items() if k != "expected_calls"}
-    if isinstance(value, list):
-        return [_without_calls(v) for v in value]
-    return value
-
-
-def read_case(run_dir: Path, case_id: str) -> Case | None:
-    """The case ``case_id`` of a run's snapshot for display, or None (no snapshot, no such
-    case, a line that does not validate). Its ``expected_calls`` are left out: validating
-    them imports every ``$python`` matcher they name, and a run folder's files must never
-    make the server run code (a planted ``"$python": "/tmp/x.py:f"`` would)."""
-    try:
-        with open(run_dir / CASES, "rb") as f:
-            for line in f:
-                try:
-                    d = from_json(line)
-                except ValueError:
-                    continue
-                if isinstance(d, dict) and d.get("id") == case_id:
-                    try:
-                        return Case.model_validate(_without_calls(d))
-                    except ValueError:
-                        return None
-    except OSError:
-        return None
-    return None
 
 
 def _number(x: float | None) -> float | None:
@@ -258,7 +223,7 @@ class RunsFolder:
                 raise InputError(f"run {run!r} has no trial of case {case_id!r} repeat {repeat}")
             rec, _ = state.index.record(found[0])
         cuts: list[str] = []
-        case = read_case(state.path, case_id)
+        case = state.case(case_id)  # as the viewer reads it: never imports code it names
         calls = []
         for n, c in enumerate(rec.tool_calls[:MAX_TOOL_CALLS]):
             calls.append(

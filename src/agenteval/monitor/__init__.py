@@ -8,7 +8,8 @@
 - :mod:`agenteval.monitor.judging`: the LLM judge's sample, budget and cache;
 - :mod:`agenteval.monitor.staging`: done traces → items to write (conversations, judge);
 - :mod:`agenteval.monitor.writing`: items → their windows, in the scoring thread;
-- :mod:`agenteval.monitor.service`: the core tying them together, replay on restart;
+- :mod:`agenteval.monitor.replay`: spans into flight, from a request or the log on restart;
+- :mod:`agenteval.monitor.service`: the core tying them together;
 - :mod:`agenteval.monitor.http`: the OTLP/HTTP endpoint and ``/metrics``;
 - :mod:`agenteval.monitor.metrics`: the Prometheus text format;
 - :mod:`agenteval.monitor.checking`: which reference a closed window is gated against;

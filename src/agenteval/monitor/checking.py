@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval._util.say import Say
-from agenteval.errors import FieldName, InputError
+from agenteval.errors import FieldName, InputError, NamedText
 from agenteval.monitor import alerts
 from agenteval.monitor.journal import Journal, append_lines
 from agenteval.monitor.windows import window_dirs, window_name
@@ -38,6 +38,10 @@ from agenteval.rundir import read_header
 __all__ = ["WEEK_S", "Checker"]
 
 WEEK_S = 7 * 86400
+BASELINE = "--baseline"
+"""An alert's ``reference`` when the window was gated against the baseline run: recorded
+in ``alerts.jsonl`` and sent to the webhook as the command line's word (docs/monitor.md);
+renaming it changes what the alerts record."""
 
 
 class Checker:
@@ -85,15 +89,16 @@ class Checker:
 
     def reference(self, run_dir: Path, start: int) -> tuple[Path | None, str]:
         """The run the window is gated against, and what it is (``week earlier`` or
-        ``--baseline``); (None, why) when there is none."""
+        :data:`BASELINE`); (None, why) when there is none, ``why`` a
+        :class:`~agenteval.errors.NamedText` naming the field ``baseline``."""
         earlier = self._week_earlier(start)
         if earlier is not None:
             return earlier, "week earlier"
         if self.baseline is not None:
-            return self.baseline, "--baseline"
+            return self.baseline, BASELINE
         wanted = window_name(start - WEEK_S, self.window_s) if self.week_earlier else None
         why = f"no closed window a week earlier ({wanted})" if wanted else "no week-earlier window"
-        return None, why + " and no --baseline"
+        return None, NamedText(why, " and no ", FieldName("baseline"))
 
     def check(self, run_dir: Path, name: str) -> dict[str, Any] | None:
         """Gate the closed window ``name`` (its run directory, or this replica's shard of
@@ -106,8 +111,11 @@ class Checker:
         if ref is None:
             if (self.baseline is not None or self.week_earlier) and not self._said_none:
                 self._say(
-                    f"agenteval monitor: window {name} not gated: {what} (said once:"
-                    " windows without a reference are not gated)"
+                    NamedText(
+                        f"agenteval monitor: window {name} not gated: ",
+                        *_parts(what),
+                        " (said once: windows without a reference are not gated)",
+                    )
                 )
                 self._said_none = True
             self.journal.add_checked(name)
@@ -118,15 +126,19 @@ class Checker:
             if what != "week earlier" or not _within(e.file, ref):
                 raise
             # last week's window damaged since it closed: the next reference, said
-            then = "gated against --baseline" if self.baseline is not None else "not gated"
+            gated = ("gated against ", FieldName("baseline"))
+            then = gated if self.baseline is not None else ("not gated",)
             self._say(
-                f"agenteval monitor: window {name}: the week-earlier window {ref.name} cannot"
-                f" be read ({e}); {then}"
+                NamedText(
+                    f"agenteval monitor: window {name}: the week-earlier window {ref.name}"
+                    f" cannot be read ({e}); ",
+                    *then,
+                )
             )
             if self.baseline is None:
                 self.journal.add_checked(name)
                 return None
-            ref, what = self.baseline, "--baseline"
+            ref, what = self.baseline, BASELINE
             result = alerts.check_window(ref, run_dir, self.alpha)
         rec = None
         if result is not None and result.blocked:
@@ -170,6 +182,11 @@ class Checker:
                     self.check(d, name)
                 except (OSError, InputError) as e:
                     self._say(f"agenteval monitor: window {name} not checked: {e}")
+
+
+def _parts(text: str) -> tuple[str, ...]:
+    """``text`` as parts of a :class:`~agenteval.errors.NamedText` (its own, if it is one)."""
+    return text.parts if isinstance(text, NamedText) else (text,)
 
 
 def _within(file: str | Path | None, run_dir: Path) -> bool:

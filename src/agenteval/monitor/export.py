@@ -38,6 +38,7 @@ import time
 from typing import Any
 
 from agenteval._util.say import Say
+from agenteval.errors import FieldName, NamedText
 from agenteval.monitor._post import Poster
 from agenteval.scoring.score import Score
 
@@ -129,7 +130,8 @@ class EvaluationExport(Poster):
             timeout_s=10.0,
             max_queued=max_queued,
         )
-        self.flag = "--export-phoenix" if phoenix else "--export-otlp"
+        self.setting = FieldName("export_phoenix" if phoenix else "export_otlp")
+        """The setting that asked for this export (named in its log line)."""
         self.batch = PHOENIX_BATCH if phoenix else BATCH
 
     def add(
@@ -156,9 +158,10 @@ class EvaluationExport(Poster):
         return json.dumps(doc).encode()
 
     def gave_up(self, items: list[Any]) -> str:
-        return (
-            f"agenteval monitor: {self.flag} {self.url}: dropped {len(items)}"
-            f" evaluations after {self.attempts} attempts"
+        return NamedText(
+            "agenteval monitor: ",
+            self.setting,
+            f" {self.url}: dropped {len(items)} evaluations after {self.attempts} attempts",
         )
 
 

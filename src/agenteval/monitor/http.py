@@ -30,7 +30,6 @@ the monitor's terminal at will) and counted as ``requests_total{signal="http"}``
 from __future__ import annotations
 
 import json
-import logging
 import socket
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -38,7 +37,7 @@ from functools import partial
 from aiohttp import web
 
 from agenteval._util.hosts import HostCheck
-from agenteval._util.net import is_loopback, listen
+from agenteval._util.net import is_loopback, listen, request_error_log
 from agenteval._util.say import Say, log_warning
 from agenteval.errors import InputError
 from agenteval.monitor.service import Monitor
@@ -64,25 +63,6 @@ _LOGGED = 5
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket (port 0: any free one); InputError naming the field ``listen``."""
     return listen(host, port, field="listen", backlog=512)
-
-
-class _OneLine(logging.Handler):
-    """aiohttp's request-handler log (its "Error handling request" tracebacks) told as
-    one refusal line each (module docstring)."""
-
-    def __init__(self, server: MonitorServer) -> None:
-        super().__init__(logging.WARNING)
-        self.server = server
-
-    def emit(self, record: logging.LogRecord) -> None:
-        exc = record.exc_info[1] if record.exc_info else None
-        status = getattr(exc, "code", 500)
-        status = status if isinstance(status, int) and 400 <= status < 600 else 500
-        why = str(getattr(exc, "message", "") or exc or record.getMessage())
-        why = why.strip().splitlines()[0].rstrip(":") if why.strip() else type(exc).__name__
-        why = why.encode("ascii", "backslashreplace").decode()[:200]
-        kind = "request not read" if status < 500 else f"request failed ({type(exc).__name__})"
-        self.server._refuse("http", status, f"{kind}: {why}")
 
 
 class MonitorServer:
@@ -121,9 +101,11 @@ class MonitorServer:
         app.router.add_post("/v1/logs", self._logs)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._health)
-        errors = logging.Logger("agenteval.monitor.http")  # not registered: no global state
-        errors.propagate = False
-        errors.addHandler(_OneLine(self))
+        # the one reader of aiohttp's request errors (the receiver's, the viewer's, the
+        # proxy's): each told as a refusal line, never aiohttp's traceback
+        errors = request_error_log(
+            "agenteval.monitor.http", lambda status, line: self._refuse("http", status, line)
+        )
         runner = web.AppRunner(
             app,
             access_log=None,

@@ -48,8 +48,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agenteval.scoring.score import Score
+
+if TYPE_CHECKING:
+    from agenteval.monitor.writing import Scored
 
 __all__ = ["BUCKETS", "Metrics"]
 
@@ -124,6 +128,16 @@ class Metrics:
             self.results[key] = self.results.get(key, 0) + 1
             if s.value is not None:
                 self.scores.setdefault(name, _Histogram()).observe(s.value)
+
+    def count(self, got: Scored) -> None:
+        """Count what the scoring thread wrote (one batch): traces scored, dropped and
+        found already written, each trial's scores."""
+        self.traces_scored += got.scored
+        self.replayed += got.replayed
+        for reason, n in got.dropped.items():
+            self.traces_dropped[reason] = self.traces_dropped.get(reason, 0) + n
+        for *_, scores in got.written:
+            self.scored(scores)
 
     def render(self) -> str:
         """The text exposition format."""

@@ -23,10 +23,10 @@ Data flow (one process, one event loop, one scoring thread):
    checked are listed in ``DIR/.monitor/checked.log``.
 
 **Restart** (after a crash or SIGKILL): the done log is read
-(:mod:`agenteval.monitor.journal`; a torn last line ignored),
-then every valid frame of the write-ahead log is replayed into flight (spans of done
-traces skipped), so every acknowledged span is scored once its trace is done again. A
-trace whose trials reached its window before the crash but whose id did not reach the
+(:mod:`agenteval.monitor.journal`; a torn last line ignored), then every valid frame of
+the write-ahead log is replayed into flight (:mod:`agenteval.monitor.replay`; spans of
+done traces skipped), so every acknowledged span is scored once its trace is done again.
+A trace whose trials reached its window before the crash but whose id did not reach the
 done log is recognised by its window (:class:`~agenteval.monitor.windows.Window` keeps
 the trace and span ids it holds) and not written twice. Windows left unfinished are closed
 (and checked) at the first tick past their time; a window whose check was not recorded is
@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agenteval._util.say import Say, log_warning
-from agenteval.errors import InputError
+from agenteval.errors import FieldName, InputError
 from agenteval.monitor.checking import Checker
 from agenteval.monitor.closing import Closer
 from agenteval.monitor.config import MonitorConfig
@@ -55,23 +55,21 @@ from agenteval.monitor.journal import Journal
 from agenteval.monitor.judging import JudgeStage
 from agenteval.monitor.metrics import Metrics
 from agenteval.monitor.pending import Tracker
+from agenteval.monitor.replay import Replay, add_spans, damage
 from agenteval.monitor.staging import Staging
-from agenteval.monitor.wal import Logged, WriteAheadLog
+from agenteval.monitor.wal import KIND_OF, WriteAheadLog
 from agenteval.monitor.windows import Window, check_layout
-from agenteval.monitor.writing import Item, Scored, WindowSet
+from agenteval.monitor.writing import Item, WindowSet
 from agenteval.rundir.lock import RunLock
 from agenteval.scoring.apply import Scorers
 from agenteval.scoring.score import Score
-from agenteval.traces.logs import LogRecord, decode_logs_body
-from agenteval.traces.otlp import decode_body
+from agenteval.traces.logs import LogRecord
 from agenteval.traces.records import SpanRecord
 
 __all__ = ["Monitor", "MonitorConfig"]
 
 STATE = ".monitor"
 """The monitor's own files under ``DIR``: ``wal/``, ``done-*.log``, ``checked.log``."""
-JSON_KINDS = {"traces": 1, "logs": 3}
-PROTOBUF_KINDS = {"traces": 2, "logs": 4}
 
 
 class Monitor:
@@ -189,7 +187,10 @@ class Monitor:
             if holder is None:
                 raise
             raise InputError(
-                f"is used by another agenteval monitor ({holder}); stop it, or give another --out",
+                (
+                    f"is used by another agenteval monitor ({holder}); stop it, or give another ",
+                    FieldName("out"),
+                ),
                 file=self.config.out,
             ) from None
         self._journal = Journal(self.state, int(self.config.horizon_s))
@@ -203,24 +204,18 @@ class Monitor:
             segment_s=self.config.segment_s,
         )
         self._wal = wal
-        if wal.torn_bytes:
-            self._say(
-                f"agenteval monitor: cut a torn tail of {wal.torn_bytes} bytes off the"
-                " write-ahead log (a request never acknowledged)"
-            )
-        if wal.corrupt_frames:
-            self._say(
-                f"agenteval monitor: skipped {wal.corrupt_frames} frame(s) of the write-ahead"
-                f" log ({wal.corrupt_bytes} bytes) whose CRC did not match (a damaged disk or"
-                " file): those requests, acknowledged or not, are lost; the frames after"
-                " them were read"
-            )
-        for seq, n in wal.unreadable.items():
-            self._say(
-                f"agenteval monitor: the last {n} bytes of write-ahead log segment {seq} cannot"
-                " be read as frames (a damaged frame header); left on disk, not replayed"
-            )
-        self._replay(frames)
+        for line in damage(wal):
+            self._say(line)
+        replay = Replay(
+            self.tracker,
+            self.staging,
+            self.store,
+            self._journal,
+            self.metrics,
+            self._say,
+            self.config.max_pending_spans,
+        )
+        replay.run(frames)
         self._release_segments()
         self.metrics.gauges.update(
             pending_traces=lambda: len(self.tracker.pending),
@@ -231,72 +226,7 @@ class Monitor:
             wal_corrupt_frames=lambda: self.wal.corrupt_frames,
         )
 
-    def _replay(self, frames: Logged) -> None:
-        now = time.monotonic()
-        spans = 0
-        early: set[str] = set()
-        for f in frames:
-            if self.tracker.spans > self.config.max_pending_spans:
-                early.update(self._make_room())
-            signal = "traces" if f.kind in (1, 2) else "logs"
-            ctype = "application/json" if f.kind in (1, 3) else "application/x-protobuf"
-            try:
-                if signal == "traces":
-                    got = decode_body(f.payload, ctype, "write-ahead log")
-                    self._add_spans(got, f.segment, now, replay=True)
-                    spans += len(got)
-                    if early:  # spans of a trace scored early are late, and counted
-                        self.metrics.late_spans += sum(1 for x in got if x.trace_id in early)
-                else:
-                    self.tracker.add_logs(decode_logs_body(f.payload, ctype), f.segment, now)
-            except (ValueError, RecursionError):  # InputError included: checked when logged
-                continue
-        if frames:
-            self._say(
-                f"agenteval monitor: replayed {len(frames)} logged requests ({spans} spans);"
-                f" {len(self.tracker.pending)} traces in flight"
-            )
-        if early:
-            self._say(
-                f"agenteval monitor: scored {len(early)} traces during the replay, before the"
-                f" end of the log, to stay within --max-pending-spans"
-                f" {self.config.max_pending_spans}"
-            )
-
-    def _make_room(self) -> list[str]:
-        """During the replay, over ``--max-pending-spans``: score traces now to make room
-        (:meth:`~agenteval.monitor.pending.Tracker.make_room`); their ids. Conversations
-        are held and trials to judge start their judging, as in :meth:`tick`."""
-        taken = self.tracker.make_room(self.config.max_pending_spans // 2)
-        items, held, notes = self.staging.map(taken, [])
-        for note in notes[:5]:
-            self._say(f"agenteval monitor: {note}")
-        self.staging.hold(held, time.monotonic())
-        try:
-            asyncio.get_running_loop()
-            ready = self.staging.judge_or_ready(items)
-        except RuntimeError:  # open() outside serve(): no loop to judge on; written as is
-            ready = items
-        got = self.store.write(ready, self._journal)
-        self.tracker.settled([t for i in ready for t in i.traces])
-        self._count(got)
-        return [t.trace_id for t in taken]
-
     # -- ingest -----------------------------------------------------------------------
-
-    def _add_spans(
-        self, spans: list[SpanRecord], segment: int, now: float, *, replay: bool = False
-    ) -> None:
-        before = len(self.tracker.pending)
-        late, rejected = self.tracker.late_spans, self.tracker.rejected_spans
-        self.tracker.add_spans(spans, segment, now)
-        self.metrics.traces_received += len(self.tracker.pending) - before
-        if not replay:
-            self.metrics.spans += len(spans)
-            self.metrics.late_spans += self.tracker.late_spans - late
-            self.metrics.rejected_spans += self.tracker.rejected_spans - rejected
-        else:  # spans of traces done before the restart, rejects counted when sent
-            self.tracker.late_spans, self.tracker.rejected_spans = late, rejected
 
     def over_memory(self, n: int) -> bool:
         """Whether ``n`` more spans would take the traces in flight over their bound (a
@@ -308,18 +238,20 @@ class Monitor:
     async def ingest_spans(self, body: bytes, json_body: bool, spans: list[SpanRecord]) -> None:
         """Log a decoded ``/v1/traces`` body; return once it is durable and its spans are
         in flight. Raises :class:`~agenteval.monitor.wal.WalFull`."""
-        kind = (JSON_KINDS if json_body else PROTOBUF_KINDS)["traces"]
+        kind = KIND_OF["traces/json" if json_body else "traces/protobuf"]
         self.inflight_spans += len(spans)
         try:
             await self.wal.append(
-                kind, body, lambda seg: self._add_spans(spans, seg, time.monotonic())
+                kind,
+                body,
+                lambda seg: add_spans(self.tracker, self.metrics, spans, seg, time.monotonic()),
             )
         finally:
             self.inflight_spans -= len(spans)
 
     async def ingest_logs(self, body: bytes, json_body: bool, records: list[LogRecord]) -> None:
         """Log a decoded ``/v1/logs`` body (as :meth:`ingest_spans`)."""
-        kind = (JSON_KINDS if json_body else PROTOBUF_KINDS)["logs"]
+        kind = KIND_OF["logs/json" if json_body else "logs/protobuf"]
         self.inflight_spans += len(records)
         try:
             await self.wal.append(
@@ -393,20 +325,11 @@ class Monitor:
         if self.conversations is not None:
             held = [i.held for i in ready if i.held is not None]
             self.conversations.settled(held, time.monotonic())
-        self._count(got)
+        self.metrics.count(got)
         if self.on_scored is not None:
             for item in got.written:
                 self.on_scored(*item)
         return True
-
-    def _count(self, got: Scored) -> None:
-        m = self.metrics
-        m.traces_scored += got.scored
-        m.replayed += got.replayed
-        for reason, n in got.dropped.items():
-            m.traces_dropped[reason] = m.traces_dropped.get(reason, 0) + n
-        for *_, scores in got.written:
-            m.scored(scores)
 
     def _release_segments(self) -> None:
         wal = self.wal

@@ -59,6 +59,7 @@ from pathlib import Path
 
 from agenteval.errors import InputError
 from agenteval.monitor.wal_frames import (
+    KIND_OF,
     KINDS,
     MAX_PAYLOAD,
     Frame,
@@ -71,6 +72,7 @@ from agenteval.monitor.wal_frames import (
 
 __all__ = [
     "KINDS",
+    "KIND_OF",
     "MAX_PAYLOAD",
     "Frame",
     "Logged",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 __all__ = [
     "KINDS",
+    "KIND_OF",
     "MAX_PAYLOAD",
     "Frame",
     "Logged",
@@ -22,6 +23,8 @@ __all__ = [
 
 KINDS = {1: "traces/json", 2: "traces/protobuf", 3: "logs/json", 4: "logs/protobuf"}
 """The kinds of payload a frame holds: which OTLP signal, in which encoding."""
+KIND_OF = {name: kind for kind, name in KINDS.items()}
+"""The kind of a payload (``"traces/json"`` → 1): the frame's kind byte."""
 _HEAD = struct.Struct(">IIB")
 MAX_PAYLOAD = 1 << 30
 """A frame longer than this is not a frame (a length field read from garbage)."""
