@@ -83,40 +83,48 @@ def test_the_same_bytes_and_exit_code_on_success_and_on_bad_input(server, tmp_pa
     assert real == fork
 
 
-def test_environment_cwd_stdin_and_pythonpath_are_the_clients(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _agent(tmp_path: Path, module: str, source: str) -> str:
+    """Write agent ``module`` and a one-case dataset; the PYTHONPATH that finds the agent."""
     agent_dir = tmp_path / "agents"
     agent_dir.mkdir()
-    (agent_dir / "env_agent.py").write_text(
-        "import os, sys\n"
-        "def answer(case):\n"
-        "    return os.environ['FORKRUN_PROBE'] + ' ' + os.getcwd() + ' ' + str(os.umask(0o22))\n"
-    )
+    (agent_dir / f"{module}.py").write_text(source)
     (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "hi"}\n')
-    env = {**os.environ, "FORKRUN_PROBE": "probe-42", "PYTHONPATH": str(agent_dir)}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] += os.pathsep + os.environ["PYTHONPATH"]
+    return os.pathsep.join(filter(None, [str(agent_dir), os.environ.get("PYTHONPATH")]))
+
+
+def test_environment_cwd_umask_and_pythonpath_are_the_clients(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pythonpath = _agent(
+        tmp_path,
+        "env_agent",
+        "import os\n"
+        "def answer(case):\n"
+        "    return os.environ['FORKRUN_PROBE'] + ' ' + os.getcwd() + ' ' + oct(os.umask(0o22))\n",
+    )
+    env = {**os.environ, "FORKRUN_PROBE": "probe-42", "PYTHONPATH": pythonpath}
     argv = [sys.executable, "-m", "agenteval", "run", "cases.jsonl", "--agent",
             "env_agent:answer", "--out", "r", "--quiet"]  # fmt: skip
     forked = server.forked_argv(argv, {"env": env, "cwd": tmp_path})
     assert forked is not None
-    done = REAL(forked, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    before = os.umask(0o027)  # not the server's (0o22): the client's must reach the command
+    try:
+        done = REAL(forked, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    finally:
+        os.umask(before)
     assert done.returncode == 0, done.stderr
     line = (tmp_path / "r" / "trials.jsonl").read_text()
-    assert f"probe-42 {tmp_path} 18" in line  # umask 0o22 as the client had it
+    assert f"probe-42 {tmp_path} 0o27" in line
 
 
 def test_signals_reach_the_command_and_a_killed_client_ends_it(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    agent_dir = tmp_path / "agents"
-    agent_dir.mkdir()
-    (agent_dir / "slow_agent.py").write_text(
+    pythonpath = _agent(
+        tmp_path,
+        "slow_agent",
         "import asyncio, os, pathlib\n"
         "async def answer(case):\n"
         "    pathlib.Path(os.environ['PIDFILE']).write_text(str(os.getpid()))\n"
         "    await asyncio.sleep(60)\n"
-        "    return 'late'\n"
+        "    return 'late'\n",
     )
-    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "hi"}\n')
-    pythonpath = os.pathsep.join(filter(None, [str(agent_dir), os.environ.get("PYTHONPATH")]))
     results = {}
     for how in ("real", "fork", "kill"):
         pidfile = tmp_path / f"{how}.pid"
